@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConfigError, VARIABLES, loadConfig } from "./config.js";
+
+/** The ConfigError loadConfig throws for this environment. */
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return error;
+  }
+  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe("loadConfig defaults", () => {
+  test("an empty environment gives the documented defaults", () => {
+    const config = loadConfig({});
+    assert.deepEqual(config, {
+      port: 8080,
+      host: "0.0.0.0",
+      grpcPort: 50051,
+      dataDir: "./.data",
+      logLevel: "info",
+      adminToken: undefined,
+      trustProxy: false,
+      shutdownTimeoutMs: 10000,
+      keysServiceAddress: undefined,
+      backendTimeoutMs: 10000,
+      redisUrl: undefined,
+      smtpHost: undefined,
+      smtpPort: 587,
+      smtpSecure: false,
+      smtpUser: undefined,
+      smtpPassword: undefined,
+      mailFrom: "DocService <no-reply@docservice.local>",
+      codeTtlSeconds: 900,
+      codeMaxAttempts: 5,
+      codePepper: undefined,
+      authCacheTtlMs: 10000,
+      registerRatePerEmail: { points: 5, seconds: 3600 },
+      registerRatePerIp: { points: 20, seconds: 3600 },
+      verifyRatePerEmail: { points: 10, seconds: 900 },
+      verifyRatePerIp: { points: 30, seconds: 900 },
+    });
+  });
+
+  test("every variable has a unique upper-case name and a description", () => {
+    const names = Object.values(VARIABLES).map((v) => v.name);
+    assert.equal(new Set(names).size, names.length);
+    for (const v of Object.values(VARIABLES)) {
+      assert.match(v.name, /^[A-Z][A-Z0-9_]*$/);
+      assert.ok(v.doc.length > 0, v.name);
+    }
+  });
+
+  test("does not read process.env when an environment is given", () => {
+    const saved = process.env.PORT;
+    process.env.PORT = "1234";
+    try {
+      assert.equal(loadConfig({}).port, 8080);
+    } finally {
+      if (saved === undefined) delete process.env.PORT;
+      else process.env.PORT = saved;
+    }
+  });
+});
+
+describe("loadConfig parsing", () => {
+  test("values from the environment are parsed", () => {
+    const config = loadConfig({
+      PORT: "9000",
+      GRPC_PORT: "0",
+      DOCSERVICE_DATA_DIR: "/var/lib/docservice",
+      LOG_LEVEL: "debug",
+      DOCSERVICE_ADMIN_TOKEN: "0123456789abcdef",
+      REDIS_URL: "rediss://user:pw@redis.internal:6380/2",
+      SMTP_PORT: "465",
+      KEYS_AUTH_CACHE_TTL_MS: "0",
+      RATE_LIMIT_REGISTER_PER_EMAIL: "2/60",
+    });
+    assert.equal(config.port, 9000);
+    assert.equal(config.grpcPort, 0);
+    assert.equal(config.dataDir, "/var/lib/docservice");
+    assert.equal(config.logLevel, "debug");
+    assert.equal(config.adminToken, "0123456789abcdef");
+    assert.equal(config.redisUrl, "rediss://user:pw@redis.internal:6380/2");
+    assert.equal(config.smtpPort, 465);
+    assert.equal(config.authCacheTtlMs, 0);
+    assert.deepEqual(config.registerRatePerEmail, { points: 2, seconds: 60 });
+  });
+
+  test("an empty string counts as unset for variables without a default", () => {
+    const config = loadConfig({ REDIS_URL: "", DOCSERVICE_ADMIN_TOKEN: "", SMTP_HOST: "", KEYS_CODE_PEPPER: "", KEYS_SERVICE_ADDR: "" });
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.adminToken, undefined);
+    assert.equal(config.smtpHost, undefined);
+    assert.equal(config.codePepper, undefined);
+    assert.equal(config.keysServiceAddress, undefined);
+  });
+
+  test(
+    "an empty or blank value counts as unset for variables with a default",
+    () => {
+      const config = loadConfig({ PORT: "", TRUST_PROXY: " ", RATE_LIMIT_VERIFY_PER_IP: "", LOG_LEVEL: "" });
+      assert.equal(config.port, 8080);
+      assert.equal(config.trustProxy, false);
+      assert.equal(config.logLevel, "info");
+      assert.deepEqual(config.verifyRatePerIp, { points: 30, seconds: 900 });
+    },
+  );
+
+  test("booleans accept true/false/1/0 only", () => {
+    assert.equal(loadConfig({ TRUST_PROXY: "true" }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: "1" }).trustProxy, true);
+    assert.equal(loadConfig({ TRUST_PROXY: "false" }).trustProxy, false);
+    assert.equal(loadConfig({ TRUST_PROXY: "0" }).trustProxy, false);
+    assert.equal(loadConfig({ SMTP_SECURE: "1" }).smtpSecure, true);
+    for (const bad of ["yes", "no", "TRUE", "False", "on", "2", " true"]) {
+      const error = configError({ TRUST_PROXY: bad });
+      assert.equal(error.problems.length, 1, bad);
+      assert.match(error.problems[0], /^TRUST_PROXY=/, bad);
+    }
+  });
+});
+
+describe("loadConfig errors", () => {
+  const cases: [string, string][] = [
+    ["PORT", "abc"],
+    ["PORT", "70000"],
+    ["PORT", "-1"],
+    ["PORT", "80.5"],
+    ["GRPC_PORT", "x"],
+    ["REDIS_URL", "http://x"],
+    ["REDIS_URL", "not a url"],
+    ["RATE_LIMIT_VERIFY_PER_IP", "5"],
+    ["RATE_LIMIT_REGISTER_PER_EMAIL", "0/60"],
+    ["RATE_LIMIT_REGISTER_PER_IP", "5/0"],
+    ["RATE_LIMIT_VERIFY_PER_EMAIL", "5/60s"],
+    ["LOG_LEVEL", "verbose"],
+    ["DOCSERVICE_ADMIN_TOKEN", "short"],
+    ["KEYS_CODE_PEPPER", "tooshort"],
+    ["KEYS_CODE_TTL_SECONDS", "0"],
+    ["KEYS_CODE_MAX_ATTEMPTS", "-3"],
+    ["KEYS_AUTH_CACHE_TTL_MS", "-1"],
+    ["SHUTDOWN_TIMEOUT_MS", "soon"],
+  ];
+  for (const [name, value] of cases) {
+    test(`${name}=${value} is a ConfigError naming the variable`, () => {
+      const error = configError({ [name]: value });
+      assert.equal(error.name, "ConfigError");
+      assert.equal(error.problems.length, 1, error.message);
+      assert.ok(error.problems[0].startsWith(`${name}=${JSON.stringify(value)}:`), error.problems[0]);
+      assert.ok(error.message.includes(name), error.message);
+    });
+  }
+
+  test("every bad value is reported at once", () => {
+    const error = configError({
+      PORT: "abc",
+      REDIS_URL: "http://x",
+      RATE_LIMIT_VERIFY_PER_IP: "5",
+      LOG_LEVEL: "loud",
+      HOST: "localhost",
+    });
+    const named = error.problems.map((p) => p.slice(0, p.indexOf("=")));
+    assert.deepEqual(named.sort(), ["LOG_LEVEL", "PORT", "RATE_LIMIT_VERIFY_PER_IP", "REDIS_URL"]);
+    for (const name of named) assert.ok(error.message.includes(`  - ${name}=`), error.message);
+    assert.match(error.message, /^Invalid configuration:\n/);
+  });
+});

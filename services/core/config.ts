@@ -1,0 +1,89 @@
+import { z } from "zod";
+
+/** One environment variable: its parser, its default (as the text a user would write) and what it does. */
+interface Variable<T> {
+  name: string;
+  schema: z.ZodType<T>;
+  default: string | undefined;
+  doc: string;
+}
+
+function variable<T>(name: string, schema: z.ZodType<T>, defaultValue: string | undefined, doc: string): Variable<T> {
+  return { name, schema, default: defaultValue, doc };
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const boolean = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const optionalText = z.string().min(1).optional();
+
+/** "N/S": N requests per S seconds. */
+const rate = z
+  .string()
+  .regex(/^\d+\/\d+$/, "expected N/SECONDS, e.g. 5/3600")
+  .transform((v) => {
+    const [points, seconds] = v.split("/").map(Number);
+    return { points, seconds };
+  })
+  .refine((r) => r.points > 0 && r.seconds > 0, "both numbers must be positive");
+
+export type Rate = z.output<typeof rate>;
+
+/** Every setting of the platform. README.md's configuration table lists each one (a test checks). */
+export const VARIABLES = {
+  port: variable("PORT", port, "8080", "HTTP port of the gateway: /v1 routes, Connect and gRPC-Web, /metrics."),
+  host: variable("HOST", z.string().min(1), "0.0.0.0", "Interface the gateway and gRPC servers bind to."),
+  grpcPort: variable("GRPC_PORT", port, "50051", "gRPC port of the backend services run by this process (0 picks a free port)."),
+  dataDir: variable("DOCSERVICE_DATA_DIR", z.string().min(1), "./.data", "Directory of the embedded stores and the e-mail outbox."),
+  logLevel: variable(
+    "LOG_LEVEL",
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]),
+    "info",
+    "pino log level.",
+  ),
+  adminToken: variable("DOCSERVICE_ADMIN_TOKEN", z.string().min(16).optional(), undefined, "Bearer token for admin calls (at least 16 characters); admin calls are refused when unset."),
+  trustProxy: variable("TRUST_PROXY", boolean, "false", "Take the client address from X-Forwarded-For (only behind a trusted proxy)."),
+  shutdownTimeoutMs: variable("SHUTDOWN_TIMEOUT_MS", positiveInt, "10000", "How long SIGTERM waits for in-flight requests before closing connections."),
+  keysServiceAddress: variable("KEYS_SERVICE_ADDR", optionalText, undefined, "host:port of KeyService for a gateway started alone; unset means in-process."),
+  backendTimeoutMs: variable("BACKEND_TIMEOUT_MS", positiveInt, "10000", "Deadline of each gateway call to a backend service."),
+  redisUrl: variable("REDIS_URL", z.url({ protocol: /^rediss?$/ }).optional(), undefined, "Redis for keys, codes and rate limits (redis://…); unset means the embedded store in the data directory."),
+  smtpHost: variable("SMTP_HOST", optionalText, undefined, "SMTP server for e-mail; unset means .eml files in the outbox/ folder of the data directory."),
+  smtpPort: variable("SMTP_PORT", port, "587", "SMTP port."),
+  smtpSecure: variable("SMTP_SECURE", boolean, "false", "Use implicit TLS (port 465); otherwise STARTTLS is used when offered."),
+  smtpUser: variable("SMTP_USER", optionalText, undefined, "SMTP user name, if the server needs authentication."),
+  smtpPassword: variable("SMTP_PASSWORD", optionalText, undefined, "SMTP password."),
+  mailFrom: variable("MAIL_FROM", z.string().min(3), "DocService <no-reply@docservice.local>", "Sender of the verification e-mails."),
+  codeTtlSeconds: variable("KEYS_CODE_TTL_SECONDS", positiveInt, "900", "Lifetime of a one-time code."),
+  codeMaxAttempts: variable("KEYS_CODE_MAX_ATTEMPTS", positiveInt, "5", "Wrong attempts after which a code dies."),
+  codePepper: variable("KEYS_CODE_PEPPER", z.string().min(16).optional(), undefined, "Secret mixed into code hashes; shared by all KeyService replicas. Unset: generated once in the data directory."),
+  authCacheTtlMs: variable("KEYS_AUTH_CACHE_TTL_MS", z.coerce.number().int().min(0), "10000", "How long a successful authentication is cached in-process; a revoked key stops working within it."),
+  registerRatePerEmail: variable("RATE_LIMIT_REGISTER_PER_EMAIL", rate, "5/3600", "Register calls allowed per address, as N/SECONDS."),
+  registerRatePerIp: variable("RATE_LIMIT_REGISTER_PER_IP", rate, "20/3600", "Register calls allowed per client address."),
+  verifyRatePerEmail: variable("RATE_LIMIT_VERIFY_PER_EMAIL", rate, "10/900", "Verify calls allowed per address."),
+  verifyRatePerIp: variable("RATE_LIMIT_VERIFY_PER_IP", rate, "30/900", "Verify calls allowed per client address."),
+};
+
+type Variables = typeof VARIABLES;
+export type Config = { [K in keyof Variables]: Variables[K] extends Variable<infer T> ? T : never };
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses and validates every variable at once; a bad value throws a ConfigError naming each offending variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const config: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, spec] of Object.entries(VARIABLES) as [string, Variable<unknown>][]) {
+    const given = env[spec.name];
+    const raw = given === undefined || given.trim() === "" ? spec.default : given;
+    const result = spec.schema.safeParse(raw);
+    if (result.success) config[key] = result.data;
+    else problems.push(`${spec.name}=${JSON.stringify(raw ?? "")}: ${result.error.issues.map((i) => i.message).join(", ")}`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config as Config;
+}

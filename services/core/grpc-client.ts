@@ -1,0 +1,43 @@
+import { credentials, makeGenericClientConstructor, Metadata, type Client, type ServiceError as GrpcServiceError } from "@grpc/grpc-js";
+import { fromGrpcError } from "./grpc-errors.js";
+import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
+import { unaryMethodNames, type GrpcDefinition, type UnaryApi } from "./unary-api.js";
+
+export interface GrpcClientOptions {
+  /** Human-readable name used in errors, e.g. "Key service". */
+  serviceName: string;
+  /** host:port of the service. */
+  address: string;
+  /** Deadline of each call. */
+  timeoutMs: number;
+}
+
+export interface RemoteApi<D> {
+  api: UnaryApi<D>;
+  client: Client;
+}
+
+type UnaryCall = (
+  request: unknown,
+  metadata: Metadata,
+  options: { deadline: Date },
+  callback: (error: GrpcServiceError | null, response: unknown) => void,
+) => void;
+
+/** The promise-based API of a remote service, over a grpc-js client built from its generated definition. */
+export function remoteApi<D extends GrpcDefinition>(definition: D, options: GrpcClientOptions): RemoteApi<D> {
+  const Constructor = makeGenericClientConstructor(definition, options.serviceName);
+  const client = new Constructor(options.address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+  const calls = client as unknown as Record<string, UnaryCall>;
+  const api: Record<string, (request: unknown) => Promise<unknown>> = {};
+  for (const name of unaryMethodNames(definition)) {
+    api[name] = (request) =>
+      new Promise((resolve, reject) => {
+        const deadline = new Date(Date.now() + options.timeoutMs);
+        calls[name].call(client, request, new Metadata(), { deadline }, (error, response) =>
+          error ? reject(fromGrpcError(error, options.serviceName)) : resolve(response),
+        );
+      });
+  }
+  return { api: api as UnaryApi<D>, client };
+}

@@ -1,0 +1,64 @@
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
+import { unaryHandlers } from "./grpc-server.js";
+import { probe, type HealthCheck } from "./health.js";
+import type { Logger } from "./logger.js";
+import type { GrpcDefinition, UnaryApi } from "./unary-api.js";
+
+/** A service to serve: its generated definition, its implementation and how to tell it is healthy. */
+export interface HostedService<D extends GrpcDefinition = GrpcDefinition> {
+  /** Fully qualified name, e.g. "docservice.v1.KeyService"; also its name in the gRPC health protocol. */
+  name: string;
+  definition: D;
+  api: UnaryApi<D>;
+  health: HealthCheck;
+}
+
+export function hosted<D extends GrpcDefinition>(service: HostedService<D>): HostedService {
+  return service as unknown as HostedService;
+}
+
+export interface GrpcHost {
+  port: number;
+  shutdown(): Promise<void>;
+}
+
+const HEALTH_INTERVAL_MS = 2000;
+
+/**
+ * Serves the services on one gRPC port, with the standard grpc.health.v1
+ * service (what Kubernetes gRPC probes and the gateway ask), refreshed from
+ * each service's own health check.
+ */
+export async function startGrpcHost(host: string, port: number, services: HostedService[], logger: Logger): Promise<GrpcHost> {
+  const server = new Server(GRPC_CHANNEL_OPTIONS);
+  const health = new HealthImplementation({ "": "SERVING" });
+  health.addToServer(server);
+  for (const service of services) {
+    server.addService(service.definition, unaryHandlers(service.definition, service.api));
+    health.setStatus(service.name, "NOT_SERVING");
+  }
+  const refresh = async () => {
+    for (const service of services) {
+      const report = await probe(service.health, HEALTH_INTERVAL_MS);
+      health.setStatus(service.name, report.status === "ok" ? "SERVING" : "NOT_SERVING");
+    }
+  };
+  await refresh();
+  const timer = setInterval(() => void refresh(), HEALTH_INTERVAL_MS);
+  timer.unref();
+
+  const boundPort = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
+  logger.info({ port: boundPort, services: services.map((s) => s.name) }, "gRPC services listening");
+  return {
+    port: boundPort,
+    shutdown: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(timer);
+        server.tryShutdown(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,122 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { loadConfig } from "../core/config.js";
+import { DataDir } from "../core/data-dir.js";
+import { createLogger } from "../core/logger.js";
+import type { KeyServiceApi } from "../keys/key-service.js";
+import { provisionKeyService, type ProvisionedKeyService } from "../keys/provision.js";
+import { keyServiceBridge } from "../keys/bridge.js";
+import { startGateway, type RunningGateway } from "./gateway.js";
+
+describe("gateway", () => {
+  let dataDir: string;
+  let provisioned: ProvisionedKeyService;
+  let keys: KeyServiceApi;
+  let registerDelayMs = 0;
+
+  before(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "docservice-gateway-"));
+    provisioned = provisionKeyService(loadConfig({ DOCSERVICE_DATA_DIR: dataDir }), new DataDir(dataDir), createLogger("silent"));
+    const service = provisioned.service;
+    // The real service, with a pause in register to hold a request in flight.
+    keys = Object.assign(Object.create(service), {
+      register: async (request: Parameters<KeyServiceApi["register"]>[0]) => {
+        await sleep(registerDelayMs);
+        return service.register(request);
+      },
+    });
+  });
+
+  after(async () => {
+    await provisioned.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const start = (shutdownTimeoutMs = 5000) =>
+    startGateway({
+      settings: { host: "127.0.0.1", port: 0, trustProxy: false, adminToken: undefined, shutdownTimeoutMs },
+      logger: createLogger("silent"),
+      keys,
+      backends: { keys: () => provisioned.service.health() },
+      bridges: [keyServiceBridge(keys)],
+    });
+
+  test("/openapi.json documents exactly the routes served, with every status they answer", async () => {
+    const gateway = await start();
+    const base = `http://127.0.0.1:${gateway.port}`;
+    try {
+      const document: any = await (await fetch(`${base}/openapi.json`)).json();
+      assert.equal(document.openapi, "3.1.0");
+      const documented = Object.entries(document.paths as Record<string, object>).flatMap(([path, ops]) =>
+        Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      assert.deepEqual(documented.sort(), gateway.routes.map((r) => `${r.method} ${r.path}`).sort());
+      assert.ok(documented.includes("GET /v1/auth/register") && documented.includes("GET /v1/health"));
+
+      // Each route, called with and without what it needs, answers only statuses its document lists.
+      const probes: Array<[string, string, Record<string, string>]> = [
+        ["GET", "/v1/health", {}],
+        ["GET", "/v1/auth/register?email=x", {}],
+        ["GET", "/v1/auth/register?email=doc@example.test", {}],
+        ["GET", "/v1/auth/verify?email=doc@example.test&code=000000", {}],
+        ["GET", "/v1/auth/verify", {}],
+        ["GET", "/v1/auth/key", {}],
+        ["GET", "/v1/auth/key", { Authorization: "Bearer dsk_wrong" }],
+        ["DELETE", "/v1/auth/key", {}],
+      ];
+      for (const [method, target, headers] of probes) {
+        const response = await fetch(`${base}${target}`, { method, headers });
+        const path = target.split("?")[0];
+        const operation = document.paths[path][method.toLowerCase()];
+        assert.ok(operation.responses[response.status], `${method} ${target} answered ${response.status}, not documented`);
+        const body: any = await response.json();
+        if (response.status >= 400) {
+          for (const field of document.components.schemas.Error.required) assert.ok(field in body, `${field} missing in ${JSON.stringify(body)}`);
+        }
+      }
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  test("SIGTERM-style close finishes in-flight requests and refuses new connections", async () => {
+    const gateway = await start();
+    const base = `http://127.0.0.1:${gateway.port}`;
+    registerDelayMs = 300;
+    try {
+      const inFlight = fetch(`${base}/v1/auth/register?email=slow@example.test`);
+      await sleep(50);
+      const closed = gateway.close();
+      await sleep(20);
+      await assert.rejects(fetch(`${base}/v1/health`), "a new connection is refused while closing");
+      const response = await inFlight;
+      assert.equal(response.status, 200);
+      assert.equal(((await response.json()) as { expiresInSeconds: number }).expiresInSeconds, 900);
+      await closed;
+    } finally {
+      registerDelayMs = 0;
+    }
+  });
+
+  test("close gives up on requests slower than the shutdown timeout", async () => {
+    const gateway = await start(100);
+    registerDelayMs = 2000;
+    try {
+      const inFlight = fetch(`http://127.0.0.1:${gateway.port}/v1/auth/register?email=stuck@example.test`).then(
+        () => "answered",
+        () => "cut",
+      );
+      await sleep(50);
+      const started = Date.now();
+      await gateway.close();
+      assert.ok(Date.now() - started < 1000, "close waited for the slow request");
+      assert.equal(await inFlight, "cut");
+    } finally {
+      registerDelayMs = 0;
+    }
+  });
+});

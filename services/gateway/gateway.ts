@@ -1,0 +1,153 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createContextValues } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { ServiceError } from "../core/errors.js";
+import type { HealthCheck } from "../core/health.js";
+import type { Logger } from "../core/logger.js";
+import type { KeyServiceApi } from "../keys/key-service.js";
+import { authRoutes, bearerKey } from "./auth-routes.js";
+import { bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
+import { healthRoute } from "./health-route.js";
+import { errorResponse, sendJson, type JsonResponse } from "./json-response.js";
+import { GatewayMetrics } from "./metrics.js";
+import { openApiDocument } from "./openapi.js";
+import type { RequestContext, Route } from "./route.js";
+
+export interface GatewaySettings {
+  host: string;
+  port: number;
+  trustProxy: boolean;
+  adminToken: string | undefined;
+  shutdownTimeoutMs: number;
+}
+
+export interface GatewayDeps {
+  settings: GatewaySettings;
+  logger: Logger;
+  keys: KeyServiceApi;
+  /** Health check of each backend, by name, reported by /v1/health. */
+  backends: Record<string, HealthCheck>;
+  /** Services exposed over Connect and gRPC-Web. */
+  bridges: Bridge[];
+}
+
+export interface RunningGateway {
+  port: number;
+  routes: Route[];
+  close(): Promise<void>;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The public HTTP server: /v1 JSON routes, Connect and gRPC-Web for the bridged services, /openapi.json and /metrics. */
+export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
+  const { settings, logger, keys } = deps;
+  const startedAt = Date.now();
+  const routes = [healthRoute(deps.backends, startedAt), ...authRoutes(keys)];
+  const routesByPath = new Map<string, Route[]>();
+  for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
+  const openApi = JSON.stringify(openApiDocument(routes));
+  const metrics = new GatewayMetrics();
+  const procedures = new Set(
+    deps.bridges.flatMap((b) => b.descriptor.methods.filter((m) => b.access[m.localName]).map((m) => `/${b.descriptor.typeName}/${m.name}`)),
+  );
+
+  const connect = connectNodeAdapter({
+    routes: bridgeRoutes(deps.bridges, settings.adminToken),
+    contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
+    fallback: (request, response) => {
+      const requestId = String(response.getHeader("X-Request-Id"));
+      sendJson(response as ServerResponse, errorResponse(new ServiceError("NOT_FOUND", `No route for ${request.method} ${request.url?.split("?")[0]}.`), requestId));
+    },
+  });
+
+  async function answer(context: RequestContext, route: Route): Promise<JsonResponse> {
+    try {
+      if (route.auth === "bearer") {
+        const apiKey = bearerKey(context.request.headers.authorization);
+        if (!apiKey) throw new ServiceError("UNAUTHENTICATED", "Send the API key as `Authorization: Bearer <key>`.");
+        context.principal = (await keys.authenticate({ apiKey })).principal;
+      }
+      return await route.handle(context);
+    } catch (error) {
+      const response = errorResponse(error, context.requestId);
+      if (response.status >= 500) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
+      return response;
+    }
+  }
+
+  let inFlight = 0;
+  let closing = false;
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const incomingId = request.headers["x-request-id"];
+    const requestId = typeof incomingId === "string" && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+    const url = new URL(request.url ?? "/", "http://gateway");
+    const candidates = routesByPath.get(url.pathname);
+    const route = candidates?.find((r) => r.method === request.method);
+    const label = candidates ? url.pathname : procedures.has(url.pathname) ? url.pathname : ["/metrics", "/openapi.json"].includes(url.pathname) ? url.pathname : "unmatched";
+    inFlight++;
+    response.setHeader("X-Request-Id", requestId);
+    if (closing) response.setHeader("Connection", "close");
+    response.on("finish", () => {
+      inFlight--;
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(request.method ?? "", label, response.statusCode, seconds);
+      logger.info({ requestId, method: request.method, path: url.pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 }, "request");
+      if (closing) server.closeIdleConnections();
+    });
+
+    if (route) {
+      sendJson(response, await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route));
+    } else if (candidates) {
+      const allowed = candidates.map((r) => r.method).join(", ");
+      const error = errorResponse(new ServiceError("METHOD_NOT_ALLOWED", `${url.pathname} accepts ${allowed}.`), requestId);
+      sendJson(response, { ...error, headers: { ...error.headers, Allow: allowed } });
+    } else if (url.pathname === "/openapi.json" && request.method === "GET") {
+      response.writeHead(200, { "Content-Type": "application/json; charset=utf-8" }).end(openApi);
+    } else if (url.pathname === "/metrics" && request.method === "GET") {
+      response.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(await metrics.registry.metrics());
+    } else {
+      connect(request, response);
+    }
+  }
+
+  const server: Server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      logger.error({ err: error }, "unhandled gateway error");
+      if (!response.headersSent) sendJson(response, errorResponse(error, String(response.getHeader("X-Request-Id"))));
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(settings.port, settings.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, host: settings.host }, "gateway listening");
+
+  return {
+    port,
+    routes,
+    /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes every connection. */
+    async close() {
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, settings.shutdownTimeoutMs).unref());
+      await Promise.race([closed, timeout]);
+      if (inFlight > 0) logger.warn({ inFlight }, "shutdown timeout: closing connections with requests in flight");
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+function clientIpOf(request: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = request.headers["x-forwarded-for"];
+  if (trustProxy && typeof forwarded === "string") return forwarded.split(",")[0].trim();
+  return request.socket.remoteAddress ?? "";
+}

@@ -1,0 +1,53 @@
+import { probe, type HealthCheck, type HealthReport } from "../core/health.js";
+import { VERSION } from "../core/version.js";
+import type { Route } from "./route.js";
+
+const PROBE_TIMEOUT_MS = 2000;
+
+const healthReportSchema = {
+  type: "object",
+  required: ["status", "latencyMs"],
+  properties: {
+    status: { enum: ["ok", "down"] },
+    latencyMs: { type: "number" },
+    error: { type: "string", description: "Why the backend is down." },
+  },
+};
+
+/** GET /v1/health: 200 when every backend answers, 503 with the same body when one does not. */
+export function healthRoute(backends: Record<string, HealthCheck>, startedAt: number): Route {
+  return {
+    method: "GET",
+    path: "/v1/health",
+    operationId: "health",
+    summary: "Status, version, uptime and the health of each backend service.",
+    auth: "none",
+    successStatus: 200,
+    responseSchema: {
+      type: "object",
+      required: ["status", "version", "uptimeSeconds", "backends"],
+      properties: {
+        status: { enum: ["ok", "degraded"] },
+        version: { type: "string" },
+        uptimeSeconds: { type: "integer" },
+        backends: { type: "object", additionalProperties: healthReportSchema },
+      },
+    },
+    errors: { 503: "At least one backend is down; the body says which." },
+    async handle() {
+      const names = Object.keys(backends);
+      const reports = await Promise.all(names.map((name) => probe(backends[name], PROBE_TIMEOUT_MS)));
+      const byName: Record<string, HealthReport> = Object.fromEntries(names.map((name, i) => [name, reports[i]]));
+      const healthy = reports.every((r) => r.status === "ok");
+      return {
+        status: healthy ? 200 : 503,
+        body: {
+          status: healthy ? "ok" : "degraded",
+          version: VERSION,
+          uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
+          backends: byName,
+        },
+      };
+    },
+  };
+}

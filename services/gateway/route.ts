@@ -1,0 +1,39 @@
+import type { IncomingMessage } from "node:http";
+import type { Principal } from "../../gen/ts-proto/docservice/v1/keys.js";
+import type { JsonResponse } from "./json-response.js";
+
+export interface RequestContext {
+  request: IncomingMessage;
+  url: URL;
+  requestId: string;
+  clientIp: string;
+  /** Set for routes with `auth: "bearer"`. */
+  principal?: Principal;
+}
+
+export interface QueryParameter {
+  name: string;
+  description: string;
+  required: boolean;
+}
+
+/** A /v1 route: how it is served and how it is documented in /openapi.json, side by side. */
+export interface Route {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  operationId: string;
+  summary: string;
+  auth: "none" | "bearer";
+  query?: QueryParameter[];
+  /** JSON Schema of the success body. */
+  responseSchema: object;
+  successStatus: number;
+  /** Error statuses the route can answer with, and when. */
+  errors: Record<number, string>;
+  handle(context: RequestContext): Promise<JsonResponse>;
+}
+
+/** The value of a query parameter, "" when absent. */
+export function queryValue(context: RequestContext, name: string): string {
+  return context.url.searchParams.get(name) ?? "";
+}

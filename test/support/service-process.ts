@@ -1,0 +1,66 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { waitFor } from "./wait.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface ServiceProcess {
+  /** Everything the process printed so far. */
+  output(): string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+process.on("exit", () => running.forEach((child) => child.kill("SIGKILL")));
+
+/**
+ * Runs `services/main.ts <role>` as its own process, the way a split deployment
+ * does, and waits until `ready` holds.
+ */
+export async function startService(role: string, env: Record<string, string>, ready: () => Promise<boolean>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts", role], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}:\n${output}`);
+        return ready();
+      },
+      { what: `${role} to start`, timeoutMs: 30_000 },
+    );
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
+  return {
+    output: () => output,
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** True when an HTTP GET of the URL answers at all. */
+export async function answers(url: string): Promise<boolean> {
+  try {
+    await fetch(url);
+    return true;
+  } catch {
+    return false;
+  }
+}
