@@ -89,7 +89,7 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
       responseSchema: keyInfoSchema,
       errors: { 401: "The API key is missing, malformed or revoked.", 503: unavailable },
       async handle(context) {
-        const response = await keys.getKeyInfo({ apiKey: bearerKey(context.request.headers.authorization) });
+        const response = await keys.getKeyInfo({ apiKey: context.apiKey! });
         return { status: 200, body: keyInfoJson(response.key) };
       },
     },
@@ -103,15 +103,9 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
       responseSchema: { type: "object", required: ["revoked"], properties: { revoked: { type: "integer" } } },
       errors: { 401: "The API key is missing, malformed or revoked.", 503: unavailable },
       async handle(context) {
-        const response = await keys.revoke({ apiKey: bearerKey(context.request.headers.authorization) });
+        const response = await keys.revoke({ apiKey: context.apiKey! });
         return { status: 200, body: { revoked: response.revokedCount } };
       },
     },
   ];
-}
-
-/** The token of an `Authorization: Bearer <token>` header, "" otherwise. */
-export function bearerKey(header: string | undefined): string {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  return match ? match[1] : "";
 }

@@ -3,6 +3,7 @@ import { Code, ConnectError, createContextKey, type ConnectRouter, type HandlerC
 import { asServiceError, ServiceError } from "../core/errors.js";
 import type { GrpcDefinition } from "../core/unary-api.js";
 import { constantTimeEquals } from "./admin-token.js";
+import { bearerToken } from "./bearer.js";
 
 /** Who may call a method over Connect / gRPC-Web: anyone, or holders of the admin token. */
 export type Access = "public" | "admin";
@@ -50,8 +51,7 @@ export function bridgeRoutes(bridges: Bridge[], adminToken: string | undefined) 
 
 function requireAdmin(context: HandlerContext, adminToken: string | undefined): void {
   if (!adminToken) throw toConnectError(new ServiceError("FORBIDDEN", "Admin calls are disabled: DOCSERVICE_ADMIN_TOKEN is not set."));
-  const presented = /^Bearer\s+(\S+)$/i.exec(context.requestHeader.get("authorization") ?? "")?.[1] ?? "";
-  if (!constantTimeEquals(presented, adminToken)) {
+  if (!constantTimeEquals(bearerToken(context.requestHeader.get("authorization")), adminToken)) {
     throw toConnectError(new ServiceError("UNAUTHENTICATED", "This method needs the admin token as a Bearer token."));
   }
 }

@@ -7,7 +7,8 @@ import { ServiceError } from "../core/errors.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
-import { authRoutes, bearerKey } from "./auth-routes.js";
+import { authRoutes } from "./auth-routes.js";
+import { bearerToken } from "./bearer.js";
 import { bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
 import { healthRoute } from "./health-route.js";
 import { errorResponse, sendJson, type JsonResponse } from "./json-response.js";
@@ -66,9 +67,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   async function answer(context: RequestContext, route: Route): Promise<JsonResponse> {
     try {
       if (route.auth === "bearer") {
-        const apiKey = bearerKey(context.request.headers.authorization);
-        if (!apiKey) throw new ServiceError("UNAUTHENTICATED", "Send the API key as `Authorization: Bearer <key>`.");
-        context.principal = (await keys.authenticate({ apiKey })).principal;
+        context.apiKey = bearerToken(context.request.headers.authorization);
+        if (!context.apiKey) throw new ServiceError("UNAUTHENTICATED", "Send the API key as `Authorization: Bearer <key>`.");
+        context.principal = (await keys.authenticate({ apiKey: context.apiKey })).principal;
       }
       return await route.handle(context);
     } catch (error) {
@@ -147,7 +148,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 }
 
 function clientIpOf(request: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = request.headers["x-forwarded-for"];
-  if (trustProxy && typeof forwarded === "string") return forwarded.split(",")[0].trim();
+  const forwarded = trustProxy ? request.headers["x-forwarded-for"] : undefined;
+  if (typeof forwarded === "string") return forwarded.split(",")[0].trim();
   return request.socket.remoteAddress ?? "";
 }

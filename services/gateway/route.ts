@@ -7,7 +7,8 @@ export interface RequestContext {
   url: URL;
   requestId: string;
   clientIp: string;
-  /** Set for routes with `auth: "bearer"`. */
+  /** For routes with `auth: "bearer"`: the API key presented, and who it belongs to. */
+  apiKey?: string;
   principal?: Principal;
 }
 

@@ -49,7 +49,11 @@ export class KeyService implements KeyServiceApi {
   private readonly limits: RateLimits;
   private readonly settings: KeyServiceSettings;
   private readonly now: () => number;
-  /** Positive authentications only; revocation clears this process's entries at once, other replicas' within the TTL. */
+  /**
+   * Positive authentications only, keyed by the key as presented so a hit costs
+   * no hashing (the key is in this process's memory with every request anyway).
+   * Revocation clears this process's entries at once, other replicas' within the TTL.
+   */
   private readonly authCache: LRUCache<string, ApiKeyRecord> | undefined;
 
   constructor(deps: KeyServiceDeps) {
@@ -135,7 +139,7 @@ export class KeyService implements KeyServiceApi {
     } else {
       throw validationError([{ field: "target", issue: "set apiKey or email" }]);
     }
-    for (const keyId of revoked) this.authCache?.delete(keyId);
+    this.forget(new Set(revoked));
     return { revokedCount: revoked.length };
   }
 
@@ -149,14 +153,19 @@ export class KeyService implements KeyServiceApi {
   }
 
   private async resolve(apiKey: string): Promise<ApiKeyRecord> {
-    if (!isWellFormedApiKey(apiKey)) throw invalidKey();
-    const keyId = keyIdOf(apiKey);
-    const cached = this.authCache?.get(keyId);
+    const cached = this.authCache?.get(apiKey);
     if (cached) return cached;
-    const record = await this.store.findKey(keyId);
+    if (!isWellFormedApiKey(apiKey)) throw invalidKey();
+    const record = await this.store.findKey(keyIdOf(apiKey));
     if (!record) throw invalidKey();
-    this.authCache?.set(keyId, record);
+    this.authCache?.set(apiKey, record);
     return record;
+  }
+
+  private forget(keyIds: Set<string>): void {
+    if (!this.authCache || keyIds.size === 0) return;
+    const stale = [...this.authCache.entries()].filter(([, record]) => keyIds.has(record.keyId)).map(([apiKey]) => apiKey);
+    for (const apiKey of stale) this.authCache.delete(apiKey);
   }
 }
 

@@ -9,6 +9,7 @@ import { KeyService } from "../../gen/es/docservice/v1/keys_pb.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
 import { answers, startService, type ServiceProcess } from "../support/service-process.js";
+import { waitFor } from "../support/wait.js";
 
 // `npm start`'s process: every service in one process, embedded stores, mail to the outbox.
 describe("embedded mode (one process, local store, outbox)", () => {
@@ -46,7 +47,7 @@ describe("embedded mode (one process, local store, outbox)", () => {
   test("register → outbox → verify → GET /v1/auth/key", async () => {
     const email = "grace@example.test";
     assert.equal((await call(base, `/v1/auth/register?email=${email}`)).status, 200);
-    assert.match(platform.output(), /e-mail written to the outbox/);
+    await waitFor(async () => /"path":"[^"]+outbox[^"]+\.eml","to":"grace@example.test","msg":"e-mail written to the outbox"/.test(platform.output()), { what: "the outbox path in the log" });
     const verified = await call(base, `/v1/auth/verify?email=${email}&code=${codeFromOutbox(email)}`);
     assert.equal(verified.status, 200);
     apiKey = verified.body.apiKey;
@@ -94,7 +95,7 @@ describe("embedded mode (one process, local store, outbox)", () => {
 
   test("keys survive a restart; SIGTERM exits cleanly", async () => {
     assert.equal(await platform.stop("SIGTERM"), 0);
-    assert.match(platform.output(), /"msg":"stopped"/);
+    assert.match(platform.output(), /"msg":"stopped"/, "buffered log lines are flushed on exit");
     platform = await start();
     const info = await call(base, "/v1/auth/key", { apiKey });
     assert.equal(info.status, 200);
