@@ -1,92 +1,99 @@
 #!/usr/bin/env bash
-# Installs the native dependencies the integration tests need, into a cache
-# shared between runs. Idempotent; a run with everything present takes well under a second.
+# Installs, into a cache shared between runs, what the integration tests need
+# beyond the platform's own runtime (scripts/install/runtime.sh). Idempotent; a
+# run with everything present takes about a second.
 #
 # stdout: one line per component, "<name> <version> <path>". Everything else
-# (apt, go build) goes to stderr.
+# (apt, go build, pip) goes to stderr.
 #
-# To add a component: pin its version in versions.env, write a setup_<name>
-# function that installs it if missing and calls `report`, and call it at the end.
+# To add a component: pin its version (versions.env, or a wrapper go.mod or
+# requirements file beside this script), write a setup_<name> function that
+# installs it if missing and calls `report`, and call it at the end.
 set -euo pipefail
-
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-CACHE="${DOCSERVICE_CACHE:-$HOME/.cache/docservice}"
-BIN="$CACHE/bin"
-
-# shellcheck source=versions.env
+source "$HERE/../install/lib.sh"
 source "$HERE/versions.env"
-MAILPIT_VERSION="$(awk '{ for (i = 1; i < NF; i++) if ($i == "github.com/axllent/mailpit") { print $(i + 1); exit } }' "$HERE/mailpit/go.mod")"
-
-die() { echo "setup.sh: $*" >&2; exit 1; }
-log() { echo "setup.sh: $*" >&2; }
-report() { printf '%-10s %-10s %s\n' "$1" "$2" "$3"; }
-
-# Runs a command as root (sudo -n never prompts: no stdin in CI).
-as_root() {
-  if [[ $EUID -eq 0 ]]; then "$@"; else sudo -n "$@"; fi
-}
-
-APT_UPDATED=0
-apt_install() {
-  command -v apt-get >/dev/null || die "apt-get not found; install manually: $*"
-  if [[ $APT_UPDATED -eq 0 ]]; then
-    as_root apt-get update -q >&2
-    APT_UPDATED=1
-  fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
-}
 
 # Debian packages start their daemon on install; tests start their own
 # instances on random ports, so stop it and keep it from starting at boot.
 disable_service() {
-  local svc="$1"
   if [[ -d /run/systemd/system ]]; then
-    as_root systemctl disable --now "$svc" >&2 || true
+    as_root systemctl disable --now "$1" >&2 || true
   else
-    as_root service "$svc" stop >&2 || true
-    as_root update-rc.d "$svc" disable >&2 || true
+    as_root service "$1" stop >&2 || true
+    as_root update-rc.d "$1" disable >&2 || true
   fi
+}
+
+# Checking PDFs (qpdf, pdftotext) and what Gotenberg runs (qpdf, pdftk, exiftool).
+setup_pdf_tools() {
+  apt_install qpdf poppler-utils pdftk-java libimage-exiftool-perl
+  report qpdf "$(qpdf --version | awk 'NR==1{print $3}')" "$(command -v qpdf)"
+  report pdftotext "$(pdftotext -v 2>&1 | awk 'NR==1{print $3}')" "$(command -v pdftotext)"
 }
 
 setup_redis() {
   if ! command -v redis-server >/dev/null; then
-    log "installing redis-server (Debian package)"
     apt_install redis-server
     disable_service redis-server
   fi
-  local path version
-  path="$(command -v redis-server)"
+  local version
   # "Redis server v=7.0.15 sha=..." -> 7.0.15
   version="$(redis-server --version | sed -n 's/.* v=\([0-9.]*\).*/\1/p')"
   [[ "$version" == "$REDIS_SERIES".* ]] ||
-    die "$path is redis ${version:-(unknown version)}, tests need $REDIS_SERIES.x (Debian 12 package redis-server)"
-  report redis "$version" "$path"
+    die "$(command -v redis-server) is redis ${version:-(unknown version)}, tests need $REDIS_SERIES.x (Debian 12 package redis-server)"
+  report redis "$version" "$(command -v redis-server)"
 }
 
 setup_mailpit() {
-  [[ "$MAILPIT_VERSION" == v* ]] || die "cannot read the mailpit version from $HERE/mailpit/go.mod"
-  local target="$BIN/mailpit-$MAILPIT_VERSION"
+  local version
+  version="$(go_mod_version "$HERE/mailpit" github.com/axllent/mailpit)"
+  [[ "$version" == v* ]] || die "cannot read the mailpit version from $HERE/mailpit/go.mod"
   # The version check also catches a binary that no longer runs.
-  if ! "$target" version --no-release-check 2>/dev/null | grep -q " $MAILPIT_VERSION "; then
-    command -v go >/dev/null || die "go not found; Go >= 1.24 is needed to build mailpit"
-    log "building mailpit $MAILPIT_VERSION (first time only)"
-    local tmp="$target.tmp.$$"
-    trap "rm -f '$tmp'" EXIT
-    # -mod=readonly: go.sum must already pin every module, so nothing unverified
-    # is fetched and the checksum database is never needed.
-    (cd "$HERE/mailpit" && GOWORK=off GOTOOLCHAIN=local GOSUMDB=off CGO_ENABLED=0 \
-      go build -mod=readonly -buildvcs=false -trimpath \
-        -ldflags "-s -w -X github.com/axllent/mailpit/config.Version=$MAILPIT_VERSION" \
-        -o "$tmp" github.com/axllent/mailpit) >&2
-    mv -f "$tmp" "$target"
-    trap - EXIT
-  fi
-  # Stable name for the tests (test/support/cache.ts); replaced atomically.
-  ln -sfn "mailpit-$MAILPIT_VERSION" "$BIN/mailpit.tmp.$$"
-  mv -fT "$BIN/mailpit.tmp.$$" "$BIN/mailpit"
-  report mailpit "$MAILPIT_VERSION" "$target"
+  "$BIN/mailpit-$version" version --no-release-check 2>/dev/null | grep -q " $version " ||
+    go_build_pinned mailpit "$version" "$HERE/mailpit" github.com/axllent/mailpit "-X github.com/axllent/mailpit/config.Version=$version"
+  link_bin mailpit "mailpit-$version"
+  report mailpit "$version" "$BIN/mailpit-$version"
 }
 
-mkdir -p "$BIN"
+# Gotenberg 8's LibreOffice-only server, plus two tools it runs that Debian lacks:
+# pdfcpu (pinned by gotenberg/pdfcpu/go.mod) and unoconv 0.9 from PyPI, standing
+# in for Gotenberg's "unoconverter" (an unoconv fork published only on GitHub;
+# Debian's unoconv 0.7 lacks the --printer option Gotenberg passes).
+setup_gotenberg() {
+  local dir="$HERE/gotenberg" version pdfcpu unoconv venv
+  version="$(go_mod_version "$dir" github.com/gotenberg/gotenberg/v8)"
+  pdfcpu="$(go_mod_version "$dir/pdfcpu" github.com/pdfcpu/pdfcpu)"
+  unoconv="$(sed -n 's/^unoconv==\([^ ]*\) .*/\1/p' "$dir/unoconv-requirements.txt")"
+  [[ "$version" == v* && "$pdfcpu" == v* && -n "$unoconv" ]] || die "cannot read the gotenberg/pdfcpu/unoconv versions from $dir"
+  [[ -x "$(dirname "$(readlink -f "$(command -v soffice)")")/soffice.bin" ]] || die "no soffice.bin next to soffice"
+
+  # No version flag: the version is in the file name, and --help shows it still runs.
+  "$BIN/gotenberg-libreoffice-$version" --help >/dev/null 2>&1 ||
+    go_build_pinned gotenberg-libreoffice "$version" "$dir" github.com/gotenberg/gotenberg/v8/cmd/gotenberg-libreoffice \
+      "-X github.com/gotenberg/gotenberg/v8/cmd.Version=$version"
+  link_bin gotenberg-libreoffice "gotenberg-libreoffice-$version"
+  report gotenberg "$version" "$BIN/gotenberg-libreoffice-$version"
+
+  # "-c disable": no config dir is created in $HOME.
+  [[ "$("$BIN/pdfcpu-$pdfcpu" version -c disable 2>/dev/null)" == "pdfcpu: $pdfcpu"$'\n'* ]] ||
+    go_build_pinned pdfcpu "$pdfcpu" "$dir/pdfcpu" github.com/pdfcpu/pdfcpu/cmd/pdfcpu \
+      "-X main.version=$pdfcpu -X github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model.VersionStr=$pdfcpu"
+  link_bin pdfcpu "pdfcpu-$pdfcpu"
+  report pdfcpu "$pdfcpu" "$BIN/pdfcpu-$pdfcpu"
+
+  venv="$CACHE/unoconv-$unoconv"
+  if [[ "$("$venv/bin/unoconv" --version 2>/dev/null)" != "unoconv $unoconv"$'\n'* ]]; then
+    log "installing unoconv $unoconv from PyPI (first time only)"
+    python_venv "$venv" "$dir/unoconv-requirements.txt"
+    [[ "$("$venv/bin/unoconv" --version 2>&1)" == "unoconv $unoconv"$'\n'* ]] || die "$venv/bin/unoconv does not run"
+  fi
+  link_bin unoconv "../unoconv-$unoconv/bin/unoconv"
+  report unoconv "$unoconv" "$venv/bin/unoconv"
+}
+
+bash "$HERE/../install/runtime.sh"
+setup_pdf_tools
 setup_redis
 setup_mailpit
+setup_gotenberg

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { homedir, availableParallelism } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ConfigError, VARIABLES, loadConfig } from "./config.js";
 
@@ -42,7 +44,23 @@ describe("loadConfig defaults", () => {
       registerRatePerIp: { points: 20, seconds: 3600 },
       verifyRatePerEmail: { points: 10, seconds: 900 },
       verifyRatePerIp: { points: 30, seconds: 900 },
+      conversionBackend: "local",
+      gotenbergUrl: undefined,
+      conversionPoolSize: availableParallelism(),
+      conversionTimeoutMs: 60000,
+      conversionQueueLimit: 64,
+      conversionMemoryLimitMb: 1024,
+      conversionMaxBytes: 25 * 1024 * 1024,
+      conversionMaxUnpackedBytes: 256 * 1024 * 1024,
+      unoserverBin: join(homedir(), ".cache/docservice/bin/unoserver"),
+      conversionServiceAddress: undefined,
     });
+  });
+
+  test("the pool size is a number of instances or auto", () => {
+    assert.equal(loadConfig({ CONVERSION_POOL_SIZE: "3" }).conversionPoolSize, 3);
+    assert.throws(() => loadConfig({ CONVERSION_POOL_SIZE: "0" }), /CONVERSION_POOL_SIZE/);
+    assert.throws(() => loadConfig({ CONVERSION_POOL_SIZE: "many" }), /CONVERSION_POOL_SIZE/);
   });
 
   test("every variable has a unique upper-case name and a description", () => {

@@ -1,3 +1,5 @@
+import { homedir, availableParallelism } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 
 /** One environment variable: its parser, its default (as the text a user would write) and what it does. */
@@ -16,6 +18,10 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const boolean = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const optionalText = z.string().min(1).optional();
+
+function expandHome(path: string): string {
+  return path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
+}
 
 /** "N/S": N requests per S seconds. */
 const rate = z
@@ -57,6 +63,21 @@ export const VARIABLES = {
   codeMaxAttempts: variable("KEYS_CODE_MAX_ATTEMPTS", positiveInt, "5", "Wrong attempts after which a code dies."),
   codePepper: variable("KEYS_CODE_PEPPER", z.string().min(16).optional(), undefined, "Secret mixed into code hashes; shared by all KeyService replicas. Unset: generated once in the data directory."),
   authCacheTtlMs: variable("KEYS_AUTH_CACHE_TTL_MS", z.coerce.number().int().min(0), "10000", "How long a successful authentication is cached in-process; a revoked key stops working within it."),
+  conversionBackend: variable("CONVERSION_BACKEND", z.enum(["local", "gotenberg"]), "local", "DOCX → PDF backend: local (warm LibreOffice pool) or gotenberg."),
+  gotenbergUrl: variable("GOTENBERG_URL", z.url({ protocol: /^https?$/ }).optional(), undefined, "Gotenberg 8 base URL, e.g. http://gotenberg:3000 (with CONVERSION_BACKEND=gotenberg)."),
+  conversionPoolSize: variable(
+    "CONVERSION_POOL_SIZE",
+    z.union([z.literal("auto").transform(() => availableParallelism()), z.coerce.number().int().min(1).max(64)]),
+    "auto",
+    "LibreOffice instances in the local pool; auto is one per core.",
+  ),
+  conversionTimeoutMs: variable("CONVERSION_TIMEOUT_MS", positiveInt, "60000", "Longest a conversion may take; then its instance is killed and restarted (504)."),
+  conversionQueueLimit: variable("CONVERSION_QUEUE_LIMIT", positiveInt, "64", "Conversions that may wait for an instance; more are refused with 503 and Retry-After."),
+  conversionMemoryLimitMb: variable("CONVERSION_MEMORY_LIMIT_MB", positiveInt, "1024", "An instance whose LibreOffice grows past this is restarted after its conversion."),
+  conversionMaxBytes: variable("CONVERSION_MAX_BYTES", positiveInt, "26214400", "Largest document accepted (413 beyond, before the body is read)."),
+  conversionMaxUnpackedBytes: variable("CONVERSION_MAX_UNPACKED_BYTES", positiveInt, "268435456", "Largest total uncompressed size of a DOCX/ODT (ZIP bomb guard)."),
+  unoserverBin: variable("UNOSERVER_BIN", z.string().min(1).transform(expandHome), "~/.cache/docservice/bin/unoserver", "unoserver command driving the local pool (installed by scripts/install/runtime.sh)."),
+  conversionServiceAddress: variable("CONVERSION_SERVICE_ADDR", optionalText, undefined, "host:port of ConversionService for a gateway started alone; unset means in-process."),
   registerRatePerEmail: variable("RATE_LIMIT_REGISTER_PER_EMAIL", rate, "5/3600", "Register calls allowed per address, as N/SECONDS."),
   registerRatePerIp: variable("RATE_LIMIT_REGISTER_PER_IP", rate, "20/3600", "Register calls allowed per client address."),
   verifyRatePerEmail: variable("RATE_LIMIT_VERIFY_PER_EMAIL", rate, "10/900", "Verify calls allowed per address."),

@@ -1,4 +1,4 @@
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { Server, ServerCredentials, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
 import { unaryHandlers } from "./grpc-server.js";
@@ -6,17 +6,18 @@ import { probe, type HealthCheck } from "./health.js";
 import type { Logger } from "./logger.js";
 import type { GrpcDefinition, UnaryApi } from "./unary-api.js";
 
-/** A service to serve: its generated definition, its implementation and how to tell it is healthy. */
-export interface HostedService<D extends GrpcDefinition = GrpcDefinition> {
+/** A service to serve: its generated definition, its handlers and how to tell it is healthy. */
+export interface HostedService {
   /** Fully qualified name, e.g. "docservice.v1.KeyService"; also its name in the gRPC health protocol. */
   name: string;
-  definition: D;
-  api: UnaryApi<D>;
+  definition: GrpcDefinition;
+  handlers: UntypedServiceImplementation;
   health: HealthCheck;
 }
 
-export function hosted<D extends GrpcDefinition>(service: HostedService<D>): HostedService {
-  return service as unknown as HostedService;
+/** A service whose methods are all unary, served by its promise-based API. */
+export function hostedUnary<D extends GrpcDefinition>(name: string, definition: D, api: UnaryApi<D>, health: HealthCheck): HostedService {
+  return { name, definition, handlers: unaryHandlers(definition, api), health };
 }
 
 export interface GrpcHost {
@@ -36,7 +37,7 @@ export async function startGrpcHost(host: string, port: number, services: Hosted
   const health = new HealthImplementation({ "": "SERVING" });
   health.addToServer(server);
   for (const service of services) {
-    server.addService(service.definition, unaryHandlers(service.definition, service.api));
+    server.addService(service.definition, service.handlers);
     health.setStatus(service.name, "NOT_SERVING");
   }
   const refresh = async () => {

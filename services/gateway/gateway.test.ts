@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "../core/config.js";
 import { DataDir } from "../core/data-dir.js";
+import { ServiceError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
 import { provisionKeyService, type ProvisionedKeyService } from "../keys/provision.js";
@@ -41,6 +42,9 @@ describe("gateway", () => {
       settings: { host: "127.0.0.1", port: 0, trustProxy: false, adminToken: undefined, shutdownTimeoutMs },
       logger: createLogger("silent"),
       keys,
+      // Conversion has its own tests against real LibreOffice and Gotenberg; here only its route's validation runs.
+      conversion: { convert: () => Promise.reject(new ServiceError("UNAVAILABLE", "no converter in this test")) },
+      maxDocumentBytes: 1024,
       backends: { keys: () => provisioned.service.health() },
       bridges: [keyServiceBridge(keys)],
     });
@@ -67,6 +71,7 @@ describe("gateway", () => {
         ["GET", "/v1/auth/key", {}],
         ["GET", "/v1/auth/key", { Authorization: "Bearer dsk_wrong" }],
         ["DELETE", "/v1/auth/key", {}],
+        ["POST", "/v1/convert?from=docx", {}],
       ];
       for (const [method, target, headers] of probes) {
         const response = await fetch(`${base}${target}`, { method, headers });

@@ -6,12 +6,14 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { ServiceError } from "../core/errors.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
+import type { ConversionApi } from "../conversion/conversion-service.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
 import { authRoutes } from "./auth-routes.js";
 import { bearerToken } from "./bearer.js";
 import { bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
+import { convertRoute } from "./convert-route.js";
 import { healthRoute } from "./health-route.js";
-import { errorResponse, sendJson, type JsonResponse } from "./json-response.js";
+import { errorReply, sendReply, type Reply } from "./reply.js";
 import { GatewayMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import type { RequestContext, Route } from "./route.js";
@@ -28,6 +30,9 @@ export interface GatewayDeps {
   settings: GatewaySettings;
   logger: Logger;
   keys: KeyServiceApi;
+  conversion: ConversionApi;
+  /** Largest upload /v1/convert reads. */
+  maxDocumentBytes: number;
   /** Health check of each backend, by name, reported by /v1/health. */
   backends: Record<string, HealthCheck>;
   /** Services exposed over Connect and gRPC-Web. */
@@ -46,7 +51,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { settings, logger, keys } = deps;
   const startedAt = Date.now();
-  const routes = [healthRoute(deps.backends, startedAt), ...authRoutes(keys)];
+  const routes = [healthRoute(deps.backends, startedAt), ...authRoutes(keys), convertRoute(deps.conversion, deps.maxDocumentBytes)];
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
@@ -60,11 +65,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));
-      sendJson(response as ServerResponse, errorResponse(new ServiceError("NOT_FOUND", `No route for ${request.method} ${request.url?.split("?")[0]}.`), requestId));
+      sendReply(response as ServerResponse, errorReply(new ServiceError("NOT_FOUND", `No route for ${request.method} ${request.url?.split("?")[0]}.`), requestId));
     },
   });
 
-  async function answer(context: RequestContext, route: Route): Promise<JsonResponse> {
+  async function answer(context: RequestContext, route: Route): Promise<Reply> {
     try {
       if (route.auth === "bearer") {
         context.apiKey = bearerToken(context.request.headers.authorization);
@@ -73,7 +78,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       }
       return await route.handle(context);
     } catch (error) {
-      const response = errorResponse(error, context.requestId);
+      const response = errorReply(error, context.requestId);
       if (response.status >= 500) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
       return response;
     }
@@ -102,11 +107,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     });
 
     if (route) {
-      sendJson(response, await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route));
+      sendReply(response, await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route));
     } else if (candidates) {
       const allowed = candidates.map((r) => r.method).join(", ");
-      const error = errorResponse(new ServiceError("METHOD_NOT_ALLOWED", `${url.pathname} accepts ${allowed}.`), requestId);
-      sendJson(response, { ...error, headers: { ...error.headers, Allow: allowed } });
+      const error = errorReply(new ServiceError("METHOD_NOT_ALLOWED", `${url.pathname} accepts ${allowed}.`), requestId);
+      sendReply(response, { ...error, headers: { ...error.headers, Allow: allowed } });
     } else if (url.pathname === "/openapi.json" && request.method === "GET") {
       response.writeHead(200, { "Content-Type": "application/json; charset=utf-8" }).end(openApi);
     } else if (url.pathname === "/metrics" && request.method === "GET") {
@@ -119,7 +124,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       logger.error({ err: error }, "unhandled gateway error");
-      if (!response.headersSent) sendJson(response, errorResponse(error, String(response.getHeader("X-Request-Id"))));
+      if (!response.headersSent) sendReply(response, errorReply(error, String(response.getHeader("X-Request-Id"))));
       else response.destroy();
     });
   });

@@ -24,7 +24,10 @@ export function openApiDocument(routes: Route[]): object {
   const paths: Record<string, Record<string, object>> = {};
   for (const route of routes) {
     const responses: Record<string, object> = {
-      [route.successStatus]: { description: STATUS_CODES[route.successStatus], content: json(route.responseSchema) },
+      [route.successStatus]: {
+        description: STATUS_CODES[route.successStatus],
+        content: { [route.responseContentType ?? "application/json"]: { schema: route.responseSchema } },
+      },
     };
     for (const [status, description] of Object.entries(route.errors)) {
       responses[status] = { description, content: json({ $ref: "#/components/schemas/Error" }) };
@@ -41,6 +44,7 @@ export function openApiDocument(routes: Route[]): object {
         description: p.description,
         schema: { type: "string" },
       })),
+      ...(route.requestBody ? { requestBody: { required: true, content: { [route.requestBody.contentType]: { schema: route.requestBody.schema } } } } : {}),
       responses,
     };
   }

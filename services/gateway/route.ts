@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Principal } from "../../gen/ts-proto/docservice/v1/keys.js";
-import type { JsonResponse } from "./json-response.js";
+import type { Reply } from "./reply.js";
 
 export interface RequestContext {
   request: IncomingMessage;
@@ -26,12 +26,16 @@ export interface Route {
   summary: string;
   auth: "none" | "bearer";
   query?: QueryParameter[];
+  /** The request body, for routes that take one. */
+  requestBody?: { contentType: string; schema: object };
   /** JSON Schema of the success body. */
   responseSchema: object;
+  /** Media type of the success body; JSON when unset. */
+  responseContentType?: string;
   successStatus: number;
   /** Error statuses the route can answer with, and when. */
   errors: Record<number, string>;
-  handle(context: RequestContext): Promise<JsonResponse>;
+  handle(context: RequestContext): Promise<Reply>;
 }
 
 /** The value of a query parameter, "" when absent. */

@@ -77,13 +77,16 @@ describe("embedded mode (one process, local store, outbox)", () => {
     assert.equal(kept.body.requestId, "trace-123");
   });
 
-  test("/v1/health reports version, uptime and the key service", async () => {
+  test("/v1/health reports version, uptime and every backend", async () => {
+    // The LibreOffice pool reports down until its first instance is up.
+    await waitFor(async () => (await call(base, "/v1/health")).status === 200, { what: "every backend up", timeoutMs: 30_000 });
     const health = await call(base, "/v1/health");
     assert.equal(health.status, 200);
     assert.equal(health.body.status, "ok");
     assert.equal(health.body.version, JSON.parse(readFileSync("package.json", "utf8")).version);
     assert.equal(typeof health.body.uptimeSeconds, "number");
     assert.equal(health.body.backends.keys.status, "ok");
+    assert.equal(health.body.backends.conversion.status, "ok");
   });
 
   test("/metrics counts requests per route and status", async () => {

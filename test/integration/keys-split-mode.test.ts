@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
 import { startMailpit, type Mailpit } from "../support/mailpit.js";
@@ -13,10 +16,14 @@ describe("key issuance in split mode (Redis + SMTP)", () => {
   let redis: RedisServer;
   let mailpit: Mailpit;
   let keys: ServiceProcess;
+  let conversion: ServiceProcess;
   let gateway: ServiceProcess;
   let base: string;
 
+  let dataDir: string;
+
   before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "docservice-split-keys-"));
     [redis, mailpit] = await Promise.all([startRedis(), startMailpit()]);
     const grpcPort = await freePort();
     const httpPort = await freePort();
@@ -36,16 +43,24 @@ describe("key issuance in split mode (Redis + SMTP)", () => {
       },
       () => keysHealthy().then(() => true),
     );
+    const conversionAddress = `127.0.0.1:${await freePort()}`;
+    const conversionHealthy = remoteHealthCheck(conversionAddress, "docservice.v1.ConversionService", 1000);
+    conversion = await startService(
+      "conversion",
+      { HOST: "127.0.0.1", GRPC_PORT: conversionAddress.split(":")[1], CONVERSION_POOL_SIZE: "1", DOCSERVICE_DATA_DIR: dataDir },
+      () => conversionHealthy().then(() => true),
+    );
     base = `http://127.0.0.1:${httpPort}`;
     gateway = await startService(
       "gateway",
-      { HOST: "127.0.0.1", PORT: String(httpPort), KEYS_SERVICE_ADDR: keysAddress },
+      { HOST: "127.0.0.1", PORT: String(httpPort), KEYS_SERVICE_ADDR: keysAddress, CONVERSION_SERVICE_ADDR: conversionAddress },
       () => answers(`${base}/v1/health`),
     );
   });
 
   after(async () => {
-    await Promise.all([gateway?.stop(), keys?.stop()]);
+    await Promise.all([gateway?.stop(), keys?.stop(), conversion?.stop()]);
+    rmSync(dataDir, { recursive: true, force: true });
     await Promise.all([redis?.stop(), mailpit?.stop()]);
   });
 

@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { waitFor } from "./wait.js";
 
@@ -19,9 +22,11 @@ process.on("exit", () => running.forEach((child) => child.kill("SIGKILL")));
  * does, and waits until `ready` holds.
  */
 export async function startService(role: string, env: Record<string, string>, ready: () => Promise<boolean>): Promise<ServiceProcess> {
+  // A data directory of its own unless the test shares one, so nothing lands in the checkout.
+  const ownDataDir = env.DOCSERVICE_DATA_DIR ? undefined : mkdtempSync(join(tmpdir(), `docservice-${role}-`));
   const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts", role], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    env: { ...process.env, LOG_LEVEL: "info", DOCSERVICE_DATA_DIR: ownDataDir ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);
@@ -31,6 +36,7 @@ export async function startService(role: string, env: Record<string, string>, re
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => {
       running.delete(child);
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
       resolve(code);
     }),
   );

@@ -1,17 +1,21 @@
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import { asServiceError } from "../core/errors.js";
 
-export interface JsonResponse {
+/** What a route answers: a JSON value, or raw bytes with their content type. */
+export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Set for raw bytes (`body` a Buffer); JSON otherwise. */
+  contentType?: string;
 }
 
-export function sendJson(res: ServerResponse, response: JsonResponse): void {
-  const payload = JSON.stringify(response.body);
-  res.writeHead(response.status, {
-    ...response.headers,
-    "Content-Type": "application/json; charset=utf-8",
+export function sendReply(res: ServerResponse, reply: Reply): void {
+  const raw = reply.contentType !== undefined;
+  const payload = raw ? (reply.body as Buffer) : JSON.stringify(reply.body);
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    "Content-Type": raw ? reply.contentType! : "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(payload),
     "Cache-Control": "no-store",
   });
@@ -19,7 +23,7 @@ export function sendJson(res: ServerResponse, response: JsonResponse): void {
 }
 
 /** The JSON error body of every /v1 route: {code, error, message, requestId, details?}. */
-export function errorResponse(error: unknown, requestId: string): JsonResponse {
+export function errorReply(error: unknown, requestId: string): Reply {
   const serviceError = asServiceError(error);
   const headers: Record<string, string> = {};
   if (serviceError.retryAfterSeconds !== undefined) headers["Retry-After"] = String(serviceError.retryAfterSeconds);

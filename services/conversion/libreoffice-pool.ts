@@ -1,0 +1,181 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { ServiceError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { Converter } from "./converter.js";
+import type { FormatSpec } from "./source-format.js";
+import { ConversionFault, UnoserverInstance } from "./unoserver-instance.js";
+
+export interface PoolSettings {
+  size: number;
+  unoserverBin: string;
+  directory: string;
+  timeoutMs: number;
+  /** Jobs waiting for an instance; one more is refused with 503. */
+  queueLimit: number;
+  /** An idle instance whose process tree uses more is restarted. */
+  memoryLimitBytes: number;
+  startTimeoutMs: number;
+  logger: Logger;
+}
+
+interface Job {
+  input: Buffer;
+  format: FormatSpec;
+  /** Runs so far; a job whose instance crashed under it is run once more elsewhere. */
+  runs: number;
+  resolve(pdf: Buffer): void;
+  reject(error: unknown): void;
+}
+
+type Slot = { instance: UnoserverInstance; state: "starting" | "idle" | "busy" | "stopped"; conversions: number };
+
+const RESTART_DELAY_MS = 1000;
+
+/**
+ * A pool of warm LibreOffice instances (one per core by default). Jobs wait in
+ * one FIFO queue and every idle instance takes the oldest, so a document that
+ * freezes one instance delays nobody queued behind it: the other instances go
+ * on, and the frozen one is killed at the timeout and restarted.
+ */
+export class LibreOfficePool implements Converter {
+  private readonly slots: Slot[];
+  private readonly queue: Job[] = [];
+  private readonly workDirectory: string;
+  private closed = false;
+
+  constructor(private readonly settings: PoolSettings) {
+    this.workDirectory = join(settings.directory, "work");
+    mkdirSync(this.workDirectory, { recursive: true });
+    this.slots = Array.from({ length: settings.size }, (_, id) => ({
+      instance: new UnoserverInstance(
+        id,
+        { unoserverBin: settings.unoserverBin, directory: join(settings.directory, `instance-${id}`), startTimeoutMs: settings.startTimeoutMs, logger: settings.logger },
+        () => this.restartIfIdle(this.slots[id]),
+      ),
+      state: "starting",
+      conversions: 0,
+    }));
+  }
+
+  /** Starts every instance in parallel; jobs submitted meanwhile wait in the queue. */
+  async start(): Promise<void> {
+    const started = performance.now();
+    await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
+    this.settings.logger.info(
+      { instances: this.slots.filter((s) => s.state === "idle").length, ms: Math.round(performance.now() - started) },
+      "LibreOffice pool started",
+    );
+  }
+
+  convert(document: Buffer, format: FormatSpec): Promise<Buffer> {
+    if (this.closed) return Promise.reject(new ServiceError("UNAVAILABLE", "The converter is shutting down.", { retryAfterSeconds: 5 }));
+    if (this.queue.length >= this.settings.queueLimit) {
+      return Promise.reject(new ServiceError("UNAVAILABLE", "Too many conversions are waiting; try again shortly.", { retryAfterSeconds: 5 }));
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input: document, format, runs: 0, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async health(): Promise<void> {
+    if (!this.slots.some((s) => s.state === "idle" || s.state === "busy")) throw new Error("no LibreOffice instance is running yet");
+  }
+
+  /** Conversions done by each instance, and its state. */
+  stats(): Array<{ id: number; state: Slot["state"]; conversions: number; pid: number | undefined }> {
+    return this.slots.map((s) => ({ id: s.instance.id, state: s.state, conversions: s.conversions, pid: s.instance.pid }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new ServiceError("UNAVAILABLE", "The converter is shutting down.", { retryAfterSeconds: 5 }));
+    await Promise.all(
+      this.slots.map((slot) => {
+        slot.state = "stopped";
+        return slot.instance.kill();
+      }),
+    );
+  }
+
+  private async startSlot(slot: Slot): Promise<void> {
+    slot.state = "starting";
+    try {
+      await slot.instance.start();
+      if (this.closed) return void (await slot.instance.kill());
+      slot.state = "idle";
+      this.dispatch();
+    } catch (error) {
+      this.settings.logger.error({ instance: slot.instance.id, err: (error as Error).message }, "LibreOffice instance failed to start");
+      if (!this.closed) setTimeout(() => void this.startSlot(slot), RESTART_DELAY_MS).unref();
+    }
+  }
+
+  /** A crash while busy is handled where the job fails (afterRun); a crash while idle, here. */
+  private restartIfIdle(slot: Slot): void {
+    if (this.closed || slot.state !== "idle") return;
+    void this.startSlot(slot);
+  }
+
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (slot.state !== "idle" || this.queue.length === 0) continue;
+      void this.run(slot, this.queue.shift()!);
+    }
+  }
+
+  private async run(slot: Slot, job: Job): Promise<void> {
+    slot.state = "busy";
+    job.runs++;
+    const name = join(this.workDirectory, randomUUID());
+    const [inputPath, outputPath] = [`${name}.in`, `${name}.pdf`];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.settings.logger.warn({ instance: slot.instance.id, timeoutMs: this.settings.timeoutMs }, "conversion timed out; killing the instance");
+      void slot.instance.kill();
+    }, this.settings.timeoutMs);
+    try {
+      await writeFile(inputPath, job.input);
+      await slot.instance.convert(inputPath, outputPath, job.format.importFilter);
+      job.resolve(await readFile(outputPath));
+      slot.conversions++;
+    } catch (error) {
+      if (timedOut) {
+        job.reject(new ServiceError("TIMEOUT", `The conversion took longer than ${this.settings.timeoutMs / 1000} s and was stopped; the document may be too complex or damaged.`));
+      } else if (error instanceof ConversionFault) {
+        job.reject(new ServiceError("UNPROCESSABLE_DOCUMENT", `LibreOffice could not convert the document: it is damaged or not a ${job.format.label} document.`, { cause: error }));
+      } else if (job.runs < 2) {
+        this.settings.logger.warn({ instance: slot.instance.id, err: (error as Error).message }, "LibreOffice instance failed mid-conversion; retrying on another");
+        this.queue.unshift(job);
+      } else {
+        job.reject(new ServiceError("UNPROCESSABLE_DOCUMENT", "LibreOffice crashed twice converting the document.", { cause: error }));
+      }
+    } finally {
+      clearTimeout(timer);
+      await Promise.all([rm(inputPath, { force: true }), rm(outputPath, { force: true })]);
+      await this.afterRun(slot, timedOut);
+    }
+  }
+
+  /** Puts the instance back in service, or restarts it when it was killed, crashed, or grew too large. */
+  private async afterRun(slot: Slot, timedOut: boolean): Promise<void> {
+    if (this.closed) return;
+    const running = slot.instance.pid !== undefined;
+    const memory = running ? slot.instance.memoryBytes() : 0;
+    if (running && !timedOut && memory <= this.settings.memoryLimitBytes) {
+      slot.state = "idle";
+      return this.dispatch();
+    }
+    if (memory > this.settings.memoryLimitBytes) {
+      this.settings.logger.info({ instance: slot.instance.id, memoryBytes: memory }, "recycling LibreOffice instance over its memory limit");
+    }
+    slot.state = "starting";
+    await slot.instance.kill();
+    this.dispatch();
+    await this.startSlot(slot);
+  }
+}

@@ -1,0 +1,19 @@
+import { readFileSync } from "node:fs";
+
+/** Resident memory of a process and all its descendants, from /proc (0 where /proc cannot tell). */
+export function processTreeRssBytes(pid: number): number {
+  let total = 0;
+  const pending = [pid];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    try {
+      const status = readFileSync(`/proc/${current}/status`, "utf8");
+      total += Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+      const children = readFileSync(`/proc/${current}/task/${current}/children`, "utf8").trim();
+      if (children) pending.push(...children.split(/\s+/).map(Number));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return total;
+}

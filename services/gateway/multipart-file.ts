@@ -1,0 +1,66 @@
+import type { IncomingMessage } from "node:http";
+import busboy from "busboy";
+import { ServiceError } from "../core/errors.js";
+
+export interface UploadedFile {
+  filename: string;
+  bytes: Buffer;
+}
+
+const badRequest = (field: string, issue: string, message: string) => new ServiceError("VALIDATION_ERROR", message, { details: [{ field, issue }] });
+const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `The file is larger than ${maxBytes} bytes.`);
+
+/** Room for the multipart framing and small fields around the file. */
+const FRAMING_BYTES = 64 * 1024;
+
+/**
+ * Reads the one file part named `field` of a multipart/form-data request.
+ * A declared Content-Length over the limit is refused before any byte is
+ * read, and a streamed body as soon as the file passes the limit.
+ */
+export function readMultipartFile(request: IncomingMessage, field: string, maxBytes: number): Promise<UploadedFile> {
+  const contentType = request.headers["content-type"] ?? "";
+  if (!/^multipart\/form-data/i.test(contentType)) {
+    return Promise.reject(badRequest("Content-Type", "must be multipart/form-data", `Send the document as multipart/form-data with a file part named "${field}".`));
+  }
+  if (Number(request.headers["content-length"] ?? 0) > maxBytes + FRAMING_BYTES) return Promise.reject(tooLarge(maxBytes));
+
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, parts: 21 } });
+    } catch {
+      return reject(badRequest("Content-Type", "has no multipart boundary", "The multipart/form-data Content-Type has no boundary."));
+    }
+    let file: UploadedFile | undefined;
+    let settled = false;
+    const finish = (error: ServiceError | undefined) => {
+      if (settled) return;
+      settled = true;
+      if (error) {
+        request.unpipe(parser);
+        request.resume();
+        return reject(error);
+      }
+      if (!file) return reject(badRequest(field, "is missing", `The request has no file part named "${field}".`));
+      resolve(file);
+    };
+    parser.on("file", (name, stream, info) => {
+      if (name !== field) {
+        stream.resume();
+        return finish(badRequest(name, "is not expected", `Unexpected file part "${name}": send one file part named "${field}".`));
+      }
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("limit", () => finish(tooLarge(maxBytes)));
+      stream.on("end", () => {
+        file = { filename: info.filename ?? "", bytes: Buffer.concat(chunks) };
+      });
+    });
+    parser.on("filesLimit", () => finish(badRequest(field, "appears more than once", `Send exactly one file part named "${field}".`)));
+    parser.on("error", (error: Error) => finish(badRequest("body", "is not valid multipart/form-data", `The multipart body is malformed: ${error.message}.`)));
+    parser.on("close", () => finish(undefined));
+    request.on("aborted", () => finish(badRequest("body", "was cut off", "The upload was interrupted.")));
+    request.pipe(parser);
+  });
+}

@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { ConversionServiceClient, SourceFormat, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
+import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { makeDocx } from "../support/docx-fixtures.js";
+import { call, codeIn } from "../support/key-flow.js";
+import { freePort } from "../support/ports.js";
+import { answers, startService, type ServiceProcess } from "../support/service-process.js";
+
+const docx = readFileSync("../shared/corpus/docx/word_tables.docx");
+
+/** Streams a document through ConversionService.Convert and collects the answer. */
+function convertOverGrpc(client: ConversionServiceClient, document: Buffer, sourceFormat: SourceFormat): Promise<{ header: ConvertResponse["header"]; pdf: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const stream = client.convert(new Metadata());
+    const parts: Buffer[] = [];
+    let header: ConvertResponse["header"];
+    stream.on("data", (message: ConvertResponse) => (message.header ? (header = message.header) : parts.push(Buffer.from(message.chunk!))));
+    stream.on("error", reject);
+    stream.on("end", () => resolve({ header, pdf: Buffer.concat(parts) }));
+    stream.write({ header: { sourceFormat, filename: "tables.docx", sizeBytes: document.length } });
+    for (let offset = 0; offset < document.length; offset += 64 * 1024) stream.write({ chunk: document.subarray(offset, offset + 64 * 1024) });
+    stream.end();
+  });
+}
+
+// ConversionService as its own process: reached by the gateway over gRPC, and by an internal caller with the ts-proto client.
+describe("conversion in split mode", () => {
+  let dataDir: string;
+  let conversion: ServiceProcess;
+  let keys: ServiceProcess;
+  let gateway: ServiceProcess;
+  let client: ConversionServiceClient;
+  let base: string;
+  let apiKey: string;
+
+  before(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "docservice-split-"));
+    const [conversionPort, keysPort, httpPort] = [await freePort(), await freePort(), await freePort()];
+    const conversionAddress = `127.0.0.1:${conversionPort}`;
+    const keysAddress = `127.0.0.1:${keysPort}`;
+    const common = { HOST: "127.0.0.1", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
+    const serving = (address: string, name: string) => {
+      const check = remoteHealthCheck(address, name, 1000);
+      return () => check().then(() => true);
+    };
+    [conversion, keys] = await Promise.all([
+      startService("conversion", { ...common, GRPC_PORT: String(conversionPort), CONVERSION_POOL_SIZE: "1" }, serving(conversionAddress, "docservice.v1.ConversionService")),
+      startService("keys", { ...common, GRPC_PORT: String(keysPort) }, serving(keysAddress, "docservice.v1.KeyService")),
+    ]);
+    base = `http://127.0.0.1:${httpPort}`;
+    gateway = await startService(
+      "gateway",
+      { ...common, PORT: String(httpPort), KEYS_SERVICE_ADDR: keysAddress, CONVERSION_SERVICE_ADDR: conversionAddress },
+      () => answers(`${base}/v1/health`),
+    );
+    await call(base, "/v1/auth/register?email=split@example.test");
+    const outbox = join(dataDir, "outbox");
+    const mail = readFileSync(join(outbox, readdirSync(outbox)[0]), "utf8").replace(/=\n/g, "");
+    apiKey = (await call(base, `/v1/auth/verify?email=split@example.test&code=${codeIn(mail)}`)).body.apiKey;
+    client = new ConversionServiceClient(conversionAddress, credentials.createInsecure());
+  });
+
+  after(async () => {
+    client?.close();
+    await Promise.all([gateway?.stop(), keys?.stop(), conversion?.stop()]);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test("the gateway converts through ConversionService over gRPC", async () => {
+    const form = new FormData();
+    form.append("file", new Blob([docx]), "tables.docx");
+    const response = await fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } });
+    assert.equal(response.status, 200);
+    assert.equal(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString(), "%PDF-");
+    const health = await call(base, "/v1/health");
+    assert.deepEqual(Object.keys(health.body.backends).sort(), ["conversion", "keys"]);
+  });
+
+  test("an internal caller streams a document with the ts-proto client", async () => {
+    const { header, pdf } = await convertOverGrpc(client, docx, SourceFormat.SOURCE_FORMAT_DOCX);
+    assert.equal(header?.contentType, "application/pdf");
+    assert.equal(header?.filename, "tables.pdf");
+    assert.ok((header?.pageCount ?? 0) > 0);
+    assert.equal(header?.sizeBytes, pdf.length);
+    assert.equal(pdf.subarray(0, 5).toString(), "%PDF-");
+  });
+
+  test("documents over gRPC's 4 MB default message size go through", async () => {
+    const large = makeDocx(["A document with a large embedded part."], { "word/media/blob.bin": randomBytes(6 * 1024 * 1024) });
+    assert.ok(large.length > 6 * 1024 * 1024);
+    const { pdf } = await convertOverGrpc(client, large, SourceFormat.SOURCE_FORMAT_DOCX);
+    assert.equal(pdf.subarray(0, 5).toString(), "%PDF-");
+  });
+
+  test("a wrong document type keeps its meaning over gRPC", async () => {
+    await assert.rejects(convertOverGrpc(client, Buffer.from("%PDF-1.7 not a docx"), SourceFormat.SOURCE_FORMAT_DOCX), (error: ServiceError) => {
+      assert.equal(error.code, status.INVALID_ARGUMENT);
+      assert.equal(error.metadata.get("docservice-error-code")[0], "UNSUPPORTED_MEDIA_TYPE");
+      return true;
+    });
+    await assert.rejects(convertOverGrpc(client, docx, SourceFormat.SOURCE_FORMAT_UNSPECIFIED), (error: ServiceError) => error.code === status.INVALID_ARGUMENT);
+  });
+});

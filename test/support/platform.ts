@@ -1,0 +1,48 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { call, codeIn } from "./key-flow.js";
+import { freePort } from "./ports.js";
+import { answers, startService, type ServiceProcess } from "./service-process.js";
+
+export interface Platform {
+  base: string;
+  apiKey: string;
+  process: ServiceProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * `services/main.ts all` in its own process with a fresh data directory, and
+ * an API key issued through the real register → outbox → verify flow.
+ */
+export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+  const dataDir = mkdtempSync(join(tmpdir(), "docservice-platform-"));
+  const base = `http://127.0.0.1:${await freePort()}`;
+  const process = await startService(
+    "all",
+    { HOST: "127.0.0.1", PORT: new URL(base).port, GRPC_PORT: "0", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
+    () => answers(`${base}/v1/health`),
+  );
+  const email = "platform@example.test";
+  await call(base, `/v1/auth/register?email=${email}`);
+  const outbox = join(dataDir, "outbox");
+  const mail = readFileSync(join(outbox, readdirSync(outbox).sort().at(-1)!), "utf8").replace(/=\n/g, "");
+  const apiKey = (await call(base, `/v1/auth/verify?email=${email}&code=${codeIn(mail)}`)).body.apiKey as string;
+  return {
+    base,
+    apiKey,
+    process,
+    stop: async () => {
+      await process.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** POSTs a file to /v1/convert as multipart/form-data. */
+export async function convertFile(platform: Platform, bytes: Buffer, filename: string, from: string): Promise<Response> {
+  const form = new FormData();
+  form.append("file", new Blob([bytes]), filename);
+  return fetch(`${platform.base}/v1/convert?from=${from}`, { method: "POST", body: form, headers: { Authorization: `Bearer ${platform.apiKey}` } });
+}
