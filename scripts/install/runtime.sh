@@ -8,8 +8,10 @@ source "$HERE/lib.sh"
 source "$HERE/versions.env"
 
 setup_libreoffice() {
+  # libreoffice-writer, not -nogui: the no-GUI variant lacks Writer's UI definitions
+  # (annotation.ui), and without them documents with comments fail to load over UNO.
   # Carlito and Caladea are metric-compatible with Calibri and Cambria, Liberation with Arial, Times and Courier.
-  apt_install libreoffice-writer-nogui python3-uno python3-venv \
+  apt_install libreoffice-writer python3-uno python3-venv \
     fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-dejavu-core
   local version
   version="$(soffice --version 2>/dev/null | awk '{print $2}')"

@@ -6,6 +6,7 @@ import { ServiceError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { Converter } from "./converter.js";
 import type { FormatSpec } from "./source-format.js";
+import { convertCold } from "./cold-conversion.js";
 import { ConversionFault, UnoserverInstance } from "./unoserver-instance.js";
 
 export interface PoolSettings {
@@ -33,6 +34,10 @@ interface Job {
 type Slot = { instance: UnoserverInstance; state: "starting" | "idle" | "busy" | "stopped"; conversions: number };
 
 const RESTART_DELAY_MS = 1000;
+
+function timeoutError(timeoutMs: number): ServiceError {
+  return new ServiceError("TIMEOUT", `The conversion took longer than ${timeoutMs / 1000} s and was stopped; the document may be too complex or damaged.`);
+}
 
 /**
  * A pool of warm LibreOffice instances (one per core by default). Jobs wait in
@@ -130,9 +135,11 @@ export class LibreOfficePool implements Converter {
   private async run(slot: Slot, job: Job): Promise<void> {
     slot.state = "busy";
     job.runs++;
+    const started = Date.now();
     const name = join(this.workDirectory, randomUUID());
     const [inputPath, outputPath] = [`${name}.in`, `${name}.pdf`];
     let timedOut = false;
+    let faulted = false;
     const timer = setTimeout(() => {
       timedOut = true;
       this.settings.logger.warn({ instance: slot.instance.id, timeoutMs: this.settings.timeoutMs }, "conversion timed out; killing the instance");
@@ -144,10 +151,12 @@ export class LibreOfficePool implements Converter {
       job.resolve(await readFile(outputPath));
       slot.conversions++;
     } catch (error) {
+      clearTimeout(timer);
       if (timedOut) {
-        job.reject(new ServiceError("TIMEOUT", `The conversion took longer than ${this.settings.timeoutMs / 1000} s and was stopped; the document may be too complex or damaged.`));
+        job.reject(timeoutError(this.settings.timeoutMs));
       } else if (error instanceof ConversionFault) {
-        job.reject(new ServiceError("UNPROCESSABLE_DOCUMENT", `LibreOffice could not convert the document: it is damaged or not a ${job.format.label} document.`, { cause: error }));
+        faulted = true;
+        await this.convertColdOrReject(slot, job, inputPath, this.settings.timeoutMs - (Date.now() - started), error);
       } else if (job.runs < 2) {
         this.settings.logger.warn({ instance: slot.instance.id, err: (error as Error).message }, "LibreOffice instance failed mid-conversion; retrying on another");
         this.queue.unshift(job);
@@ -157,14 +166,32 @@ export class LibreOfficePool implements Converter {
     } finally {
       clearTimeout(timer);
       await Promise.all([rm(inputPath, { force: true }), rm(outputPath, { force: true })]);
-      await this.afterRun(slot, timedOut);
+      await this.afterRun(slot, timedOut, faulted);
     }
   }
 
-  /** Puts the instance back in service, or restarts it when it was killed, crashed, or grew too large. */
-  private async afterRun(slot: Slot, timedOut: boolean): Promise<void> {
+  /** The warm path refused the document: a cold soffice decides whether LibreOffice can convert it at all. */
+  private async convertColdOrReject(slot: Slot, job: Job, inputPath: string, remainingMs: number, fault: ConversionFault): Promise<void> {
+    this.settings.logger.info({ instance: slot.instance.id, fault: fault.message.slice(0, 200) }, "warm conversion refused the document; trying a cold soffice");
+    const started = Date.now();
+    try {
+      const pdfPath = await convertCold(inputPath, job.format.importFilter, join(this.settings.directory, `cold-profile-${slot.instance.id}`), Math.max(remainingMs, 1000));
+      job.resolve(await readFile(pdfPath));
+      await rm(pdfPath, { force: true });
+      slot.conversions++;
+    } catch (error) {
+      job.reject(
+        Date.now() - started >= remainingMs
+          ? timeoutError(this.settings.timeoutMs)
+          : new ServiceError("UNPROCESSABLE_DOCUMENT", `LibreOffice could not convert the document: it is damaged or not a ${job.format.label} document.`, { cause: error }),
+      );
+    }
+  }
+
+  /** Puts the instance back in service, or restarts it when it was killed, crashed, grew too large, or no longer answers after a refused document. */
+  private async afterRun(slot: Slot, timedOut: boolean, faulted: boolean): Promise<void> {
     if (this.closed) return;
-    const running = slot.instance.pid !== undefined;
+    const running = slot.instance.pid !== undefined && (!faulted || (await slot.instance.answers()));
     const memory = running ? slot.instance.memoryBytes() : 0;
     if (running && !timedOut && memory <= this.settings.memoryLimitBytes) {
       slot.state = "idle";

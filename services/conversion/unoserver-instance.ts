@@ -1,9 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdirSync, openSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import xmlrpc from "xmlrpc";
 import { freePort } from "../core/free-port.js";
 import type { Logger } from "../core/logger.js";
+import { UNOSERVER_PDF_OPTIONS } from "./pdf-export-options.js";
+import { killGroup, spawnGroup } from "./process-groups.js";
 import { processTreeRssBytes } from "./process-memory.js";
 
 export interface InstanceSettings {
@@ -46,10 +48,10 @@ export class UnoserverInstance {
     const [port, unoPort] = [await freePort(), await freePort()];
     mkdirSync(this.settings.directory, { recursive: true });
     const log = openSync(join(this.settings.directory, "unoserver.log"), "a");
-    const child = spawn(
+    const child = spawnGroup(
       this.settings.unoserverBin,
       ["--interface", "127.0.0.1", "--port", String(port), "--uno-port", String(unoPort), "--user-installation", join(this.settings.directory, "profile")],
-      { detached: true, stdio: ["ignore", log, log] },
+      { stdio: ["ignore", log, log] },
     );
     closeSync(log);
     this.child = child;
@@ -82,7 +84,7 @@ export class UnoserverInstance {
     const client = this.client;
     if (!client || !this.child) return Promise.reject(new Error(`instance ${this.id} is not running`));
     return new Promise((resolve, reject) =>
-      client.methodCall("convert", [inputPath, null, outputPath, null, null, [], true, importFilter], (error: any) => {
+      client.methodCall("convert", [inputPath, null, outputPath, null, null, UNOSERVER_PDF_OPTIONS, true, importFilter], (error: any) => {
         if (!error) resolve();
         else if (error.faultString) reject(new ConversionFault(String(error.faultString)));
         else reject(error);
@@ -95,11 +97,7 @@ export class UnoserverInstance {
     const child = this.child;
     if (child?.pid) {
       child.kill("SIGKILL");
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // The group is already gone.
-      }
+      killGroup(child.pid);
     }
     await this.exited;
   }
@@ -108,7 +106,16 @@ export class UnoserverInstance {
     return this.child?.pid ? processTreeRssBytes(this.child.pid) : 0;
   }
 
-  private answers(): Promise<boolean> {
-    return new Promise((resolve) => this.client!.methodCall("info", [], (error) => resolve(!error)));
+  /** True when unoserver answers within the time and its LibreOffice is alive (info() asks LibreOffice for its filters). */
+  answers(timeoutMs = 2000): Promise<boolean> {
+    const client = this.client;
+    if (!client || !this.child) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      client.methodCall("info", [], (error) => {
+        clearTimeout(timer);
+        resolve(!error);
+      });
+    });
   }
 }

@@ -65,7 +65,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));
-      sendReply(response as ServerResponse, errorReply(new ServiceError("NOT_FOUND", `No route for ${request.method} ${request.url?.split("?")[0]}.`), requestId));
+      sendReply(response as ServerResponse, errorReply(new ServiceError("NOT_FOUND", `No route for ${request.method} ${request.url?.split("?")[0]}.`), requestId), requestId);
     },
   });
 
@@ -87,16 +87,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   let inFlight = 0;
   let closing = false;
 
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  async function handle(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> {
     const started = performance.now();
-    const incomingId = request.headers["x-request-id"];
-    const requestId = typeof incomingId === "string" && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
     const url = new URL(request.url ?? "/", "http://gateway");
     const candidates = routesByPath.get(url.pathname);
     const route = candidates?.find((r) => r.method === request.method);
     const label = candidates ? url.pathname : procedures.has(url.pathname) ? url.pathname : ["/metrics", "/openapi.json"].includes(url.pathname) ? url.pathname : "unmatched";
     inFlight++;
-    response.setHeader("X-Request-Id", requestId);
     if (closing) response.setHeader("Connection", "close");
     response.on("finish", () => {
       inFlight--;
@@ -107,12 +104,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     });
 
     if (route) {
-      sendReply(response, await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route));
-    } else if (candidates) {
+      return sendReply(response, await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route), requestId);
+    }
+    if (candidates) {
       const allowed = candidates.map((r) => r.method).join(", ");
       const error = errorReply(new ServiceError("METHOD_NOT_ALLOWED", `${url.pathname} accepts ${allowed}.`), requestId);
-      sendReply(response, { ...error, headers: { ...error.headers, Allow: allowed } });
-    } else if (url.pathname === "/openapi.json" && request.method === "GET") {
+      return sendReply(response, { ...error, headers: { ...error.headers, Allow: allowed } }, requestId);
+    }
+    response.setHeader("X-Request-Id", requestId);
+    if (url.pathname === "/openapi.json" && request.method === "GET") {
       response.writeHead(200, { "Content-Type": "application/json; charset=utf-8" }).end(openApi);
     } else if (url.pathname === "/metrics" && request.method === "GET") {
       response.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(await metrics.registry.metrics());
@@ -122,9 +122,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   }
 
   const server: Server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      logger.error({ err: error }, "unhandled gateway error");
-      if (!response.headersSent) sendReply(response, errorReply(error, String(response.getHeader("X-Request-Id"))));
+    const incomingId = request.headers["x-request-id"];
+    const requestId = typeof incomingId === "string" && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
+    handle(request, response, requestId).catch((error: unknown) => {
+      logger.error({ err: error, requestId }, "unhandled gateway error");
+      if (!response.headersSent) sendReply(response, errorReply(error, requestId), requestId);
       else response.destroy();
     });
   });

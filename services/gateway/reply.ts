@@ -10,11 +10,13 @@ export interface Reply {
   contentType?: string;
 }
 
-export function sendReply(res: ServerResponse, reply: Reply): void {
+/** Writes the reply and its X-Request-Id in one writeHead, Node's fast path for headers. */
+export function sendReply(res: ServerResponse, reply: Reply, requestId: string): void {
   const raw = reply.contentType !== undefined;
   const payload = raw ? (reply.body as Buffer) : JSON.stringify(reply.body);
   res.writeHead(reply.status, {
     ...reply.headers,
+    "X-Request-Id": requestId,
     "Content-Type": raw ? reply.contentType! : "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(payload),
     "Cache-Control": "no-store",
@@ -28,6 +30,8 @@ export function errorReply(error: unknown, requestId: string): Reply {
   const headers: Record<string, string> = {};
   if (serviceError.retryAfterSeconds !== undefined) headers["Retry-After"] = String(serviceError.retryAfterSeconds);
   if (serviceError.code === "UNAUTHENTICATED") headers["WWW-Authenticate"] = 'Bearer realm="docservice"';
+  // The rest of an oversized body is not worth reading: end the connection after this answer.
+  if (serviceError.code === "PAYLOAD_TOO_LARGE") headers.Connection = "close";
   return {
     status: serviceError.httpStatus,
     headers,

@@ -130,7 +130,7 @@ describe("POST /v1/convert (local LibreOffice pool)", () => {
 
   test("an oversized upload is refused with 413 before its body is read", async () => {
     // Headers promise a body far over the limit, and none of it is sent: only an early answer can arrive.
-    const status = await new Promise<number>((resolve, reject) => {
+    const [status, connection] = await new Promise<[number, string | undefined]>((resolve, reject) => {
       const req = request(`${platform.base}/v1/convert?from=docx`, {
         method: "POST",
         headers: {
@@ -139,12 +139,13 @@ describe("POST /v1/convert (local LibreOffice pool)", () => {
           "Content-Length": String(100 * 1024 * 1024),
         },
       });
-      req.on("response", (res) => resolve(res.statusCode ?? 0));
+      req.on("response", (res) => resolve([res.statusCode ?? 0, res.headers.connection]));
       req.on("error", reject);
       req.flushHeaders();
       setTimeout(() => reject(new Error("no answer within 5 s")), 5000).unref();
     });
     assert.equal(status, 413);
+    assert.equal(connection, "close", "the unread body is not drained on a kept-alive connection");
   });
 
   test("a streamed upload over the limit is cut off with 413", async () => {

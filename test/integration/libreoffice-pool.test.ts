@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { LibreOfficePool, type PoolSettings } from "../../services/conversion/libreoffice-pool.js";
+import { childrenOf } from "../../services/conversion/process-memory.js";
 import { formatByName } from "../../services/conversion/source-format.js";
 import { ServiceError } from "../../services/core/errors.js";
 import { createLogger } from "../../services/core/logger.js";
@@ -14,6 +15,17 @@ import { waitFor } from "../support/wait.js";
 const docx = formatByName("docx")!;
 const small = readFileSync("../shared/corpus/docx/1-page.docx");
 const isPdf = (bytes: Buffer) => bytes.subarray(0, 5).toString() === "%PDF-";
+
+/** The pid of the first process named `name` below `root`, from /proc. */
+function descendantNamed(root: number, name: string): number {
+  const pending = [root];
+  while (pending.length > 0) {
+    const pid = pending.shift()!;
+    if (pid !== root && readFileSync(`/proc/${pid}/comm`, "utf8").trim() === name) return pid;
+    pending.push(...childrenOf(pid));
+  }
+  throw new Error(`no ${name} below ${root}`);
+}
 
 // The local pool against real LibreOffice, driven through unoserver.
 describe("LibreOffice pool", () => {
@@ -109,6 +121,19 @@ describe("LibreOffice pool", () => {
     const pid = pool.stats()[0].pid;
     assert.ok(isPdf(await pool.convert(small, docx)));
     await waitFor(async () => pool.stats()[0].state === "idle" && pool.stats()[0].pid !== pid, { what: "the recycled instance", timeoutMs: 30_000 });
+  });
+
+  test("LibreOffice dying under a live unoserver fails neither its job nor the ones after it", async () => {
+    const pool = await startPool({ size: 2 });
+    const job = pool.convert(slowDocx(8000), docx);
+    let busy: number | undefined;
+    await waitFor(async () => (busy = pool.stats().find((s) => s.state === "busy")?.pid) !== undefined, { what: "a busy instance" });
+    // unoserver outlives its soffice for a moment and answers convert() with faults meanwhile.
+    process.kill(descendantNamed(busy!, "soffice.bin"), "SIGKILL");
+    const after = await Promise.all(Array.from({ length: 4 }, () => pool.convert(small, docx)));
+    assert.ok(after.every(isPdf), "documents sent right after the crash convert");
+    assert.ok(isPdf(await job), "the interrupted job is finished by the cold fallback");
+    await waitFor(async () => pool.stats().every((s) => s.state === "idle" && s.pid !== busy), { what: "the broken instance replaced", timeoutMs: 30_000 });
   });
 
   test("a document LibreOffice cannot read is a 422, and the instance stays in service", async () => {

@@ -16,7 +16,12 @@ export interface Gotenberg {
  * Starts a throwaway Gotenberg (LibreOffice-only build, see scripts/testenv/setup.sh)
  * on a free port; resolves once LibreOffice is up and accepting conversions.
  */
-export async function startGotenberg(): Promise<Gotenberg> {
+export interface GotenbergOptions {
+  /** LibreOffice restarts after this many conversions; Gotenberg's default is 10, tests use 0 (never) for steadier timings. */
+  restartAfter?: number;
+}
+
+export async function startGotenberg({ restartAfter = 0 }: GotenbergOptions = {}): Promise<Gotenberg> {
   const bin = cacheBin("gotenberg-libreoffice");
   const tools = {
     LIBREOFFICE_BIN_PATH: join(dirname(realpathSync(onPath("soffice"))), "soffice.bin"),
@@ -53,7 +58,7 @@ export async function startGotenberg(): Promise<Gotenberg> {
         "--api-bind-ip", "127.0.0.1",
         "--api-port", String(port),
         "--libreoffice-auto-start", // start LibreOffice now, not on the first conversion
-        "--libreoffice-restart-after", "0", // no restart every 10 conversions: steadier timings
+        "--libreoffice-restart-after", String(restartAfter),
         "--gotenberg-graceful-shutdown-duration", "1s",
         "--gotenberg-build-debug-data=false", // skips running every tool at startup for /debug
         "--gotenberg-hide-banner",

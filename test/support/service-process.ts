@@ -15,7 +15,8 @@ export interface ServiceProcess {
 }
 
 const running = new Set<ChildProcess>();
-process.on("exit", () => running.forEach((child) => child.kill("SIGKILL")));
+// SIGTERM, not SIGKILL: the service's own shutdown then stops the LibreOffice process groups it started.
+process.on("exit", () => running.forEach((child) => child.kill("SIGTERM")));
 
 /**
  * Runs `services/main.ts <role>` as its own process, the way a split deployment
@@ -49,7 +50,7 @@ export async function startService(role: string, env: Record<string, string>, re
       { what: `${role} to start`, timeoutMs: 30_000 },
     );
   } catch (error) {
-    child.kill("SIGKILL");
+    child.kill("SIGTERM");
     throw error;
   }
   return {
