@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { ConversionServiceService } from "../../gen/ts-proto/docservice/v1/conversion.js";
 import type { Config } from "../core/config.js";
 import type { DataDir } from "../core/data-dir.js";
@@ -27,7 +28,7 @@ export function provisionConversion(config: Config, dataDir: DataDir, logger: Lo
   } else {
     const pool = new LibreOfficePool({
       size: config.conversionPoolSize,
-      unoserverBin: config.unoserverBin,
+      unoserverBin: config.unoserverBin ?? join(config.cacheDir, "bin", "unoserver"),
       directory: dataDir.path("conversion"),
       timeoutMs: config.conversionTimeoutMs,
       queueLimit: config.conversionQueueLimit,

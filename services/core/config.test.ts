@@ -52,7 +52,8 @@ describe("loadConfig defaults", () => {
       conversionMemoryLimitMb: 1024,
       conversionMaxBytes: 25 * 1024 * 1024,
       conversionMaxUnpackedBytes: 256 * 1024 * 1024,
-      unoserverBin: join(homedir(), ".cache/docservice/bin/unoserver"),
+      cacheDir: join(homedir(), ".cache/docservice"),
+      unoserverBin: undefined,
       conversionServiceAddress: undefined,
     });
   });
