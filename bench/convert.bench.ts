@@ -15,8 +15,9 @@ import { startGotenberg, type Gotenberg } from "../test/support/gotenberg.js";
 import { convertFile, startPlatform, type Platform } from "../test/support/platform.js";
 import { waitFor } from "../test/support/wait.js";
 import { commandLine, descendants, foreignConverters, measureCpu, waitGone, waitQuiet, type CpuUse } from "./support/processes.js";
+import { CORPUS_DIR } from "../test/support/corpus.js";
 
-const CORPUS = "../shared/corpus/docx";
+const CORPUS = CORPUS_DIR;
 /**
  * Two small, two medium, two large; all convert cleanly with both backends.
  * Not office2pdf_technical_brief_ko.docx: LibreOffice aborts (SIGABRT) loading it

@@ -11,7 +11,7 @@ import { createLogger } from "../core/logger.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
 import { provisionKeyService, type ProvisionedKeyService } from "../keys/provision.js";
 import { keyServiceBridge } from "../keys/bridge.js";
-import { startGateway, type RunningGateway } from "./gateway.js";
+import { startGateway } from "./gateway.js";
 
 describe("gateway", () => {
   let dataDir: string;

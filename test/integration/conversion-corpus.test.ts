@@ -4,18 +4,18 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { classifyDocx, docxBodyText, docxText, docxTokens, recall, tokenize, tokenizeWithGaps, type DocxClass, type TokenStream } from "../support/docx-text.js";
 import { startGotenberg, type Gotenberg } from "../support/gotenberg.js";
 import { pageCount, pdfText, qpdfCheck } from "../support/pdf-tools.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
+import { CORPUS_DIR } from "../support/corpus.js";
 
 // Every .docx of the shared corpus through POST /v1/convert?from=docx, once per
 // conversion backend. A document this test classifies as good (from its bytes,
 // independently of the service) must become a valid PDF holding its words; a
 // document classified as bad must get the documented 4xx. Never a 5xx.
 
-const CORPUS = fileURLToPath(new URL("../../../shared/corpus/docx/", import.meta.url));
+const CORPUS = CORPUS_DIR;
 const MIN_RECALL = 0.95;
 
 type BackendName = "local" | "gotenberg";

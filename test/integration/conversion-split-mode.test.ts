@@ -11,8 +11,9 @@ import { makeDocx } from "../support/docx-fixtures.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
 import { answers, startService, type ServiceProcess } from "../support/service-process.js";
+import { corpusFile } from "../support/corpus.js";
 
-const docx = readFileSync("../shared/corpus/docx/word_tables.docx");
+const docx = corpusFile("word_tables.docx");
 
 /** Streams a document through ConversionService.Convert and collects the answer. */
 function convertOverGrpc(client: ConversionServiceClient, document: Buffer, sourceFormat: SourceFormat): Promise<{ header: ConvertResponse["header"]; pdf: Buffer }> {

@@ -7,8 +7,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { makeDocx, zipBombDocx } from "../support/docx-fixtures.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
+import { corpusFile, corpusPath } from "../support/corpus.js";
 
-const corpus = (name: string) => readFileSync(join("../shared/corpus/docx", name));
+const corpus = corpusFile;
 const MAX_BYTES = 2 * 1024 * 1024;
 
 // POST /v1/convert in embedded mode: the gateway, ConversionService and a real LibreOffice pool in one process.
@@ -59,7 +60,7 @@ describe("POST /v1/convert (local LibreOffice pool)", () => {
   });
 
   test("a legacy .doc converts with from=doc and is refused as docx", async () => {
-    execFileSync("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", "doc", "--outdir", scratch, "../shared/corpus/docx/table.docx"], { stdio: "ignore" });
+    execFileSync("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", "doc", "--outdir", scratch, corpusPath("table.docx")], { stdio: "ignore" });
     const doc = readFileSync(join(scratch, "table.doc"));
     assert.equal((await convertFile(platform, doc, "table.doc", "doc")).status, 200);
     const asDocx = await convertFile(platform, doc, "table.doc", "docx");

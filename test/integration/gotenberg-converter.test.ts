@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { GotenbergConverter } from "../../services/conversion/gotenberg-converter.js";
 import { formatByName } from "../../services/conversion/source-format.js";
@@ -7,6 +6,7 @@ import { ServiceError } from "../../services/core/errors.js";
 import { slowDocx } from "../support/docx-fixtures.js";
 import { startGotenberg, type Gotenberg } from "../support/gotenberg.js";
 import { freePort } from "../support/ports.js";
+import { corpusFile } from "../support/corpus.js";
 
 const docx = formatByName("docx")!;
 const isPdf = (bytes: Buffer) => bytes.subarray(0, 5).toString() === "%PDF-";
@@ -26,7 +26,7 @@ describe("Gotenberg converter", () => {
   test("converts a DOCX through Gotenberg 8's LibreOffice route", async () => {
     const converter = new GotenbergConverter({ url: gotenberg.url, timeoutMs: 30_000 });
     await converter.health();
-    assert.ok(isPdf(await converter.convert(readFileSync("../shared/corpus/docx/table.docx"), docx)));
+    assert.ok(isPdf(await converter.convert(corpusFile("table.docx"), docx)));
   });
 
   test("a document Gotenberg rejects is our 422", async () => {
@@ -46,7 +46,7 @@ describe("Gotenberg converter", () => {
   test("Gotenberg down is a 503 with Retry-After, and health says so", async () => {
     const converter = new GotenbergConverter({ url: `http://127.0.0.1:${await freePort()}`, timeoutMs: 5000 });
     await assert.rejects(converter.health());
-    await assert.rejects(converter.convert(readFileSync("../shared/corpus/docx/table.docx"), docx), (error: ServiceError) => {
+    await assert.rejects(converter.convert(corpusFile("table.docx"), docx), (error: ServiceError) => {
       assert.equal(error.code, "UNAVAILABLE");
       assert.ok((error.retryAfterSeconds ?? 0) > 0);
       return true;

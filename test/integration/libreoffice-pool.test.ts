@@ -11,9 +11,10 @@ import { createLogger } from "../../services/core/logger.js";
 import { cacheBin } from "../support/cache.js";
 import { makeDocx, slowDocx } from "../support/docx-fixtures.js";
 import { waitFor } from "../support/wait.js";
+import { corpusFile } from "../support/corpus.js";
 
 const docx = formatByName("docx")!;
-const small = readFileSync("../shared/corpus/docx/1-page.docx");
+const small = corpusFile("1-page.docx");
 const isPdf = (bytes: Buffer) => bytes.subarray(0, 5).toString() === "%PDF-";
 
 /** The pid of the first process named `name` below `root`, from /proc. */

@@ -1,0 +1,15 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The shared DOCX corpus: ../shared/corpus/docx beside the checkout, as on CI and developer machines. */
+export const CORPUS_DIR = fileURLToPath(new URL("../../../shared/corpus/docx/", import.meta.url));
+
+/** A corpus file by its path inside the corpus, e.g. "poi/truncated62886.docx". */
+export function corpusPath(name: string): string {
+  return join(CORPUS_DIR, name);
+}
+
+export function corpusFile(name: string): Buffer {
+  return readFileSync(corpusPath(name));
+}
