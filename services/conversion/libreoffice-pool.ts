@@ -31,6 +31,9 @@ interface Job {
   reject(error: unknown): void;
 }
 
+/** How a run ended, for the instance: converted, refused the document, timed out, or broke. */
+type RunOutcome = "converted" | "refused" | "timed out" | "broken";
+
 type Slot = { instance: UnoserverInstance; state: "starting" | "idle" | "busy" | "stopped"; conversions: number };
 
 const RESTART_DELAY_MS = 1000;
@@ -138,8 +141,8 @@ export class LibreOfficePool implements Converter {
     const started = Date.now();
     const name = join(this.workDirectory, randomUUID());
     const [inputPath, outputPath] = [`${name}.in`, `${name}.pdf`];
+    let outcome: RunOutcome = "converted";
     let timedOut = false;
-    let faulted = false;
     const timer = setTimeout(() => {
       timedOut = true;
       this.settings.logger.warn({ instance: slot.instance.id, timeoutMs: this.settings.timeoutMs }, "conversion timed out; killing the instance");
@@ -153,20 +156,24 @@ export class LibreOfficePool implements Converter {
     } catch (error) {
       clearTimeout(timer);
       if (timedOut) {
+        outcome = "timed out";
         job.reject(timeoutError(this.settings.timeoutMs));
       } else if (error instanceof ConversionFault) {
-        faulted = true;
+        outcome = "refused";
         await this.convertColdOrReject(slot, job, inputPath, this.settings.timeoutMs - (Date.now() - started), error);
-      } else if (job.runs < 2) {
-        this.settings.logger.warn({ instance: slot.instance.id, err: (error as Error).message }, "LibreOffice instance failed mid-conversion; retrying on another");
-        this.queue.unshift(job);
       } else {
-        job.reject(new ServiceError("UNPROCESSABLE_DOCUMENT", "LibreOffice crashed twice converting the document.", { cause: error }));
+        outcome = "broken";
+        if (job.runs < 2) {
+          this.settings.logger.warn({ instance: slot.instance.id, err: (error as Error).message }, "LibreOffice instance failed mid-conversion; retrying on another");
+          this.queue.unshift(job);
+        } else {
+          job.reject(new ServiceError("UNPROCESSABLE_DOCUMENT", "LibreOffice crashed twice converting the document.", { cause: error }));
+        }
       }
     } finally {
       clearTimeout(timer);
       await Promise.all([rm(inputPath, { force: true }), rm(outputPath, { force: true })]);
-      await this.afterRun(slot, timedOut, faulted);
+      await this.afterRun(slot, outcome);
     }
   }
 
@@ -188,12 +195,18 @@ export class LibreOfficePool implements Converter {
     }
   }
 
-  /** Puts the instance back in service, or restarts it when it was killed, crashed, grew too large, or no longer answers after a refused document. */
-  private async afterRun(slot: Slot, timedOut: boolean, faulted: boolean): Promise<void> {
+  /**
+   * Puts the instance back in service, or restarts it: after a timeout (it was
+   * killed), a broken connection (it crashed, even if its exit is not seen
+   * yet), a refused document after which it no longer answers, or growth past
+   * the memory limit.
+   */
+  private async afterRun(slot: Slot, outcome: RunOutcome): Promise<void> {
     if (this.closed) return;
-    const running = slot.instance.pid !== undefined && (!faulted || (await slot.instance.answers()));
-    const memory = running ? slot.instance.memoryBytes() : 0;
-    if (running && !timedOut && memory <= this.settings.memoryLimitBytes) {
+    const healthy =
+      slot.instance.pid !== undefined && (outcome === "converted" || (outcome === "refused" && (await slot.instance.answers())));
+    const memory = healthy ? slot.instance.memoryBytes() : 0;
+    if (healthy && memory <= this.settings.memoryLimitBytes) {
       slot.state = "idle";
       return this.dispatch();
     }
