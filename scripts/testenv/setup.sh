@@ -92,8 +92,26 @@ setup_gotenberg() {
   report unoconv "$unoconv" "$venv/bin/unoconv"
 }
 
+# SoftHSM2, the PKCS#11 token of the signing tests (test/support/softhsm.ts makes
+# a throwaway token per run), OpenSC's pkcs11-tool, which generates the test keys
+# on that token and imports their certificates, and openssl for the test CA. No
+# daemon: the module is a library loaded by the process that uses it.
+setup_softhsm() {
+  local module=/usr/lib/softhsm/libsofthsm2.so version
+  apt_install softhsm2 opensc openssl
+  [[ -f "$module" ]] || die "$module not found (Debian package libsofthsm2)"
+  # "2.6.1"
+  version="$(softhsm2-util --version 2>/dev/null)" || die "softhsm2-util does not run"
+  report softhsm2 "$version" "$module"
+  # "OpenSC 0.23.0 [gcc  12.2.0]" -> 0.23.0
+  version="$(opensc-tool --info 2>/dev/null | awk 'NR==1{print $2}')"
+  [[ -n "$version" ]] && command -v pkcs11-tool >/dev/null || die "pkcs11-tool does not run (Debian package opensc)"
+  report pkcs11-tool "$version" "$(command -v pkcs11-tool)"
+}
+
 bash "$HERE/../install/runtime.sh"
 setup_pdf_tools
 setup_redis
 setup_mailpit
 setup_gotenberg
+setup_softhsm
