@@ -73,7 +73,7 @@ export class LibreOfficePool implements Converter {
     const started = performance.now();
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     this.settings.logger.info(
-      { instances: this.slots.filter((s) => s.state === "idle").length, ms: Math.round(performance.now() - started) },
+      { instances: this.slots.filter((s) => s.state === "idle" || s.state === "busy").length, of: this.slots.length, ms: Math.round(performance.now() - started) },
       "LibreOffice pool started",
     );
   }
