@@ -66,3 +66,16 @@ python_venv() { # VENV REQUIREMENTS
   # --no-build-isolation: an sdist is built with the venv's own setuptools, not an unpinned download.
   "$1/bin/pip" install -q --disable-pip-version-check --no-build-isolation --require-hashes -r "$2" >&2
 }
+
+# A PyPI tool in a venv of its own at $CACHE/NAME-VERSION, linked as $BIN/NAME;
+# rebuilt unless `NAME --version` starts with BANNER (which also catches a broken venv).
+pip_tool() { # NAME VERSION REQUIREMENTS BANNER
+  local venv="$CACHE/$1-$2"
+  if [[ "$("$venv/bin/$1" --version 2>/dev/null)" != "$4"* ]]; then
+    log "installing $1 $2 from PyPI (first time only)"
+    python_venv "$venv" "$3"
+    [[ "$("$venv/bin/$1" --version 2>&1)" == "$4"* ]] || die "$venv/bin/$1 does not run"
+  fi
+  link_bin "$1" "../$1-$2/bin/$1"
+  report "$1" "$2" "$venv/bin/$1"
+}

@@ -19,18 +19,20 @@ setup_libreoffice() {
   report libreoffice "$version" "$(command -v soffice)"
 }
 
+# The signing certificate page embeds Unicode fonts (services/signing/certificate-page.ts):
+# DejaVu Sans (fonts-dejavu-core) for Latin, Cyrillic, Greek and Arabic, Droid Sans Fallback
+# (fonts-droid-fallback, a single TTF of about 4 MB) for CJK.
+setup_fonts() {
+  apt_install fonts-dejavu-core fonts-droid-fallback
+  report fonts-droid-fallback "$(dpkg-query -W -f='${Version}' fonts-droid-fallback)" /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf
+}
+
 setup_unoserver() {
-  local requirements="$HERE/unoserver-requirements.txt" version venv
+  local requirements="$HERE/unoserver-requirements.txt" version
   version="$(sed -n 's/^unoserver==\([^ ]*\) .*/\1/p' "$requirements")"
-  venv="$CACHE/unoserver-$version"
-  if [[ "$("$venv/bin/unoserver" --version 2>/dev/null)" != "unoserver $version" ]]; then
-    log "installing unoserver $version from PyPI (first time only)"
-    python_venv "$venv" "$requirements"
-    [[ "$("$venv/bin/unoserver" --version 2>&1)" == "unoserver $version" ]] || die "$venv/bin/unoserver does not run"
-  fi
-  link_bin unoserver "../unoserver-$version/bin/unoserver"
-  report unoserver "$version" "$venv/bin/unoserver"
+  pip_tool unoserver "$version" "$requirements" "unoserver $version"
 }
 
 setup_libreoffice
+setup_fonts
 setup_unoserver

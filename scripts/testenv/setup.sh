@@ -61,7 +61,7 @@ setup_mailpit() {
 # in for Gotenberg's "unoconverter" (an unoconv fork published only on GitHub;
 # Debian's unoconv 0.7 lacks the --printer option Gotenberg passes).
 setup_gotenberg() {
-  local dir="$HERE/gotenberg" version pdfcpu unoconv venv
+  local dir="$HERE/gotenberg" version pdfcpu unoconv
   version="$(go_mod_version "$dir" github.com/gotenberg/gotenberg/v8)"
   pdfcpu="$(go_mod_version "$dir/pdfcpu" github.com/pdfcpu/pdfcpu)"
   unoconv="$(sed -n 's/^unoconv==\([^ ]*\) .*/\1/p' "$dir/unoconv-requirements.txt")"
@@ -82,14 +82,7 @@ setup_gotenberg() {
   link_bin pdfcpu "pdfcpu-$pdfcpu"
   report pdfcpu "$pdfcpu" "$BIN/pdfcpu-$pdfcpu"
 
-  venv="$CACHE/unoconv-$unoconv"
-  if [[ "$("$venv/bin/unoconv" --version 2>/dev/null)" != "unoconv $unoconv"$'\n'* ]]; then
-    log "installing unoconv $unoconv from PyPI (first time only)"
-    python_venv "$venv" "$dir/unoconv-requirements.txt"
-    [[ "$("$venv/bin/unoconv" --version 2>&1)" == "unoconv $unoconv"$'\n'* ]] || die "$venv/bin/unoconv does not run"
-  fi
-  link_bin unoconv "../unoconv-$unoconv/bin/unoconv"
-  report unoconv "$unoconv" "$venv/bin/unoconv"
+  pip_tool unoconv "$unoconv" "$dir/unoconv-requirements.txt" "unoconv $unoconv"
 }
 
 # SoftHSM2, the PKCS#11 token of the signing tests (test/support/softhsm.ts makes
@@ -115,3 +108,15 @@ setup_redis
 setup_mailpit
 setup_gotenberg
 setup_softhsm
+
+# pyHanko from PyPI, an independent PAdES validator for the signing tests
+# (`pyhanko sign validate`, test/support/pdf-validators.ts); poppler's pdfsig
+# (setup_pdf_tools) is the other. The CLI is the pyhanko-cli package.
+setup_pyhanko() {
+  local requirements="$HERE/pyhanko-requirements.txt" version cli
+  version="$(sed -n 's/^pyhanko==\([^ ]*\) .*/\1/p' "$requirements")"
+  cli="$(sed -n 's/^pyhanko-cli==\([^ ]*\) .*/\1/p' "$requirements")"
+  [[ -n "$version" && -n "$cli" ]] || die "cannot read the pyhanko/pyhanko-cli versions from $requirements"
+  pip_tool pyhanko "$version" "$requirements" "pyHanko, version $version (CLI $cli)"
+}
+setup_pyhanko
