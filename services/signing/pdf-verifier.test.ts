@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { X509Certificate, createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { PDFDocument, StandardFonts } from "pdf-lib";
+import { ServiceError } from "../core/errors.js";
+import { TEST_PKI, createTestPki } from "../../test/support/openssl.js";
+import { loadLocalKeyFromFiles, loadOrCreateLocalKey } from "./local-key.js";
+import { signPdf } from "./pdf-signer.js";
+import { verifyPdfSignatures } from "./pdf-verifier.js";
+import type { SigningKey } from "./signing-key.js";
+
+const root = mkdtempSync(join(tmpdir(), "docservice-pdf-verifier-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const SIGNING_TIME = new Date("2025-03-04T05:06:07Z");
+
+async function pdfWithPages(pages = 1): Promise<Buffer> {
+  const document = await PDFDocument.create();
+  const font = await document.embedFont(StandardFonts.Helvetica);
+  for (let page = 1; page <= pages; page++) {
+    document.addPage([595, 842]).drawText(`A contract worth signing, page ${page}.`, { x: 72, y: 760, size: 14, font });
+  }
+  return Buffer.from(await document.save());
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+describe("verifyPdfSignatures", () => {
+  let rsa: SigningKey;
+  let ec: SigningKey;
+  let unrelated: SigningKey;
+  let signed: Buffer;
+
+  before(async () => {
+    rsa = await loadOrCreateLocalKey(join(root, "rsa"), { algorithm: "RSA-2048", subject: "Alice Example" });
+    ec = await loadOrCreateLocalKey(join(root, "ec"), { algorithm: "ECDSA-P256", subject: "Bob Example" });
+    unrelated = await loadOrCreateLocalKey(join(root, "unrelated"), { algorithm: "ECDSA-P256", subject: "Mallory" });
+    signed = await signPdf(await pdfWithPages(2), rsa, { signerName: "Zoë Ünal", signingTime: SIGNING_TIME });
+  });
+
+  test("a signed PDF verifies", async () => {
+    const result = await verifyPdfSignatures(signed);
+    assert.equal(result.valid, true, result.reason);
+    assert.equal(result.reason, "All 1 signature(s) are intact and cover the whole document.");
+    assert.deepEqual(result.document, { sha256: sha256(signed), pages: 2 });
+    assert.equal(result.signers.length, 1);
+    const [signer] = result.signers;
+    assert.equal(signer!.intact, true);
+    assert.equal(signer!.problem, undefined);
+    assert.equal(signer!.coversWholeDocument, true);
+    assert.equal(signer!.timestamped, false);
+    assert.equal(signer!.name, "Zoë Ünal"); // the dictionary's /Name
+    assert.equal(signer!.email, "");
+    assert.equal(signer!.subFilter, "ETSI.CAdES.detached");
+    assert.equal(signer!.certificateFingerprint, sha256(rsa.certificateDer));
+    assert.ok(Math.abs(Date.parse(signer!.signedAt) - SIGNING_TIME.getTime()) < 1000, signer!.signedAt);
+  });
+
+  test("an EC key works, and the name falls back to the certificate CN without /Name", async () => {
+    const pdf = await signPdf(await pdfWithPages(), ec, { signerName: "", signingTime: SIGNING_TIME });
+    const result = await verifyPdfSignatures(pdf);
+    assert.equal(result.valid, true, result.reason);
+    assert.equal(result.signers[0]!.certificateFingerprint, sha256(ec.certificateDer));
+    assert.equal(result.signers[0]!.name, "Bob Example");
+  });
+
+  test("one byte changed inside a signed range: not valid, with a clear reason", async () => {
+    const tampered = Buffer.from(signed);
+    // the binary comment on the header's second line: pdf-lib still reads the file
+    assert.equal(tampered.subarray(0, 5).toString("latin1"), "%PDF-");
+    tampered[11]! ^= 0x01;
+    const result = await verifyPdfSignatures(tampered);
+    assert.equal(result.valid, false);
+    assert.equal(result.signers[0]!.intact, false);
+    assert.equal(result.reason, "Signature 1 does not match the document: it was changed after signing.");
+  });
+
+  test("a changed signature value: not intact", async () => {
+    const text = signed.toString("latin1");
+    const [, , second] = /\/ByteRange\s*\[\s*(\d+)\s+(\d+)\s+(\d+)/.exec(text)!.slice(1).map(Number) as number[];
+    const tampered = Buffer.from(signed);
+    // the CMS ends with the signature value; change a hex digit of it (before the zero padding)
+    const hex = tampered.subarray(0, second! - 1).toString("latin1");
+    const lastNonZero = hex.search(/0*$/) - 1;
+    tampered[lastNonZero] = tampered[lastNonZero] === 0x31 ? 0x32 : 0x31;
+    const result = await verifyPdfSignatures(tampered);
+    assert.equal(result.valid, false);
+    assert.equal(result.signers[0]!.intact, false);
+    assert.match(result.reason, /^Signature 1 does not match the document: /);
+  });
+
+  test("bytes appended after the signed file: not valid, not covering the whole document", async () => {
+    const junk = Buffer.from("%%EOF\n% junk\n", "latin1");
+    const result = await verifyPdfSignatures(Buffer.concat([signed, junk]));
+    assert.equal(result.valid, false);
+    assert.equal(result.signers[0]!.intact, true);
+    assert.equal(result.signers[0]!.coversWholeDocument, false);
+    assert.equal(result.reason, `The document was modified after the last signature (${junk.length} bytes appended).`);
+  });
+
+  test("an unsigned PDF has no signature", async () => {
+    const pdf = await pdfWithPages(3);
+    const result = await verifyPdfSignatures(pdf);
+    assert.equal(result.valid, false);
+    assert.equal(result.reason, "The document has no signature.");
+    assert.deepEqual(result.signers, []);
+    assert.deepEqual(result.document, { sha256: sha256(pdf), pages: 3 });
+  });
+
+  test("bytes that are not a PDF are UNPROCESSABLE_DOCUMENT", async () => {
+    for (const garbage of [Buffer.from("this is not a PDF at all\n"), Buffer.alloc(0), Buffer.from("%PDF-1.7\ngarbage")]) {
+      await assert.rejects(verifyPdfSignatures(garbage), (error: unknown) => {
+        assert.ok(error instanceof ServiceError, String(error));
+        assert.equal(error.code, "UNPROCESSABLE_DOCUMENT");
+        return true;
+      });
+    }
+  });
+
+  test("trust: the signer's own self-signed certificate as root is trusted, an unrelated root is not", async () => {
+    const trusted = await verifyPdfSignatures(signed, { trustedRootsDer: [unrelated.certificateDer, rsa.certificateDer] });
+    assert.equal(trusted.valid, true, trusted.reason);
+    assert.equal(trusted.signers[0]!.problem, undefined);
+
+    const untrusted = await verifyPdfSignatures(signed, { trustedRootsDer: [unrelated.certificateDer] });
+    assert.equal(untrusted.valid, false);
+    assert.equal(untrusted.signers[0]!.intact, true);
+    assert.equal(untrusted.signers[0]!.problem, "not trusted");
+    assert.match(untrusted.reason, /not trusted/);
+  });
+
+  test("trust: a certificate issued by a CA verifies up to that CA as root", async () => {
+    const directory = join(root, "pki");
+    mkdirSync(directory);
+    createTestPki(directory, "ec");
+    const read = (name: string) => readFileSync(join(directory, name));
+    const rootDer = Buffer.from(new X509Certificate(read(TEST_PKI.rootCertificate)).raw);
+    const withChain = await loadLocalKeyFromFiles({
+      keyPem: read(TEST_PKI.signerKey),
+      certificatePem: read(TEST_PKI.signerCertificate),
+      chainPem: read(TEST_PKI.rootCertificate),
+    });
+    const withoutChain = await loadLocalKeyFromFiles({
+      keyPem: read(TEST_PKI.signerKey),
+      certificatePem: read(TEST_PKI.signerCertificate),
+    });
+    for (const key of [withChain, withoutChain]) {
+      const pdf = await signPdf(await pdfWithPages(), key, { signerName: "", signingTime: SIGNING_TIME });
+      const result = await verifyPdfSignatures(pdf, { trustedRootsDer: [rootDer] });
+      assert.equal(result.valid, true, result.reason);
+      assert.equal(result.signers[0]!.name, "Test signer (ec)");
+      const untrusted = await verifyPdfSignatures(pdf, { trustedRootsDer: [unrelated.certificateDer] });
+      assert.equal(untrusted.signers[0]!.problem, "not trusted");
+    }
+  });
+});
