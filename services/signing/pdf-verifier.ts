@@ -18,7 +18,7 @@ import { X509Certificate, createHash, verify as cryptoVerify } from "node:crypto
 import forge from "node-forge";
 import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFStream, PDFString, type PDFObject } from "pdf-lib";
 import { ServiceError } from "../core/errors.js";
-import { OID, type Asn1 } from "./asn1.js";
+import { OID, toDer, type Asn1 } from "./asn1.js";
 
 const { asn1 } = forge;
 const { Class, Type } = asn1;
@@ -476,10 +476,6 @@ function oidOf(node: Asn1 | undefined): string {
 function octetBytes(node: Asn1): Buffer {
   if (typeof node.value === "string") return Buffer.from(node.value, "binary");
   return Buffer.concat(items(node).map(octetBytes));
-}
-
-function toDer(node: Asn1): Buffer {
-  return Buffer.from(asn1.toDer(node).getBytes(), "binary");
 }
 
 function attributes(node: Asn1): Map<string, Asn1[]> {
