@@ -28,6 +28,7 @@ import { openPkcs11Key } from "../services/signing/pkcs11-key.js";
 import type { SigningKey } from "../services/signing/signing-key.js";
 import { pdfsig } from "../test/support/pdf-validators.js";
 import { createSoftHsmToken } from "../test/support/softhsm.js";
+import { textPdf } from "../test/support/pdf-fixtures.js";
 
 /** Seconds each measurement should take (N is chosen from a warm-up to match). */
 const TARGET_S = Number(process.env.BENCH_TARGET_S ?? 4);
@@ -40,23 +41,6 @@ type Pipeline = (input: Buffer) => Promise<Buffer>;
 /** What the package's default export is (its CJS default does not type-check under NodeNext). */
 const signpdf = new SignPdf();
 
-async function makeInput(pages: number): Promise<Buffer> {
-  const document = await PDFDocument.create();
-  const font = await document.embedFont(StandardFonts.Helvetica);
-  for (let p = 1; p <= pages; p++) {
-    const page = document.addPage([595.28, 841.89]);
-    page.drawText(`Contract, page ${p} of ${pages}`, { x: 56, y: 780, size: 16, font });
-    for (let line = 0; line < 40; line++) {
-      page.drawText(`${p}.${line + 1} The parties agree to the terms set out in this clause and in the annexes.`, {
-        x: 56,
-        y: 740 - line * 16,
-        size: 10,
-        font,
-      });
-    }
-  }
-  return Buffer.from(await document.save());
-}
 
 function events(signedAt: Date): AuditEvent[] {
   const at = (seconds: number) => new Date(signedAt.getTime() - seconds * 1000);
@@ -200,7 +184,7 @@ try {
   keys.push(hsmKey);
   const p12 = await p12Of(keyDir);
 
-  const inputs = { "1p": await makeInput(1), "20p": await makeInput(20) };
+  const inputs = { "1p": await textPdf(1), "20p": await textPdf(20) };
   const pipelines: Record<string, Pipeline> = {
     "our-local": ourPipeline(localKey),
     "our-softhsm": ourPipeline(hsmKey),

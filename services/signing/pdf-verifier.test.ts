@@ -4,27 +4,19 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { PDFDocument, StandardFonts } from "pdf-lib";
 import { ServiceError } from "../core/errors.js";
 import { TEST_PKI, createTestPki } from "../../test/support/openssl.js";
 import { loadLocalKeyFromFiles, loadOrCreateLocalKey } from "./local-key.js";
 import { signPdf } from "./pdf-signer.js";
 import { verifyPdfSignatures } from "./pdf-verifier.js";
 import type { SigningKey } from "./signing-key.js";
+import { textPdf } from "../../test/support/pdf-fixtures.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-pdf-verifier-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const SIGNING_TIME = new Date("2025-03-04T05:06:07Z");
 
-async function pdfWithPages(pages = 1): Promise<Buffer> {
-  const document = await PDFDocument.create();
-  const font = await document.embedFont(StandardFonts.Helvetica);
-  for (let page = 1; page <= pages; page++) {
-    document.addPage([595, 842]).drawText(`A contract worth signing, page ${page}.`, { x: 72, y: 760, size: 14, font });
-  }
-  return Buffer.from(await document.save());
-}
 
 function sha256(bytes: Buffer): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -40,7 +32,7 @@ describe("verifyPdfSignatures", () => {
     rsa = await loadOrCreateLocalKey(join(root, "rsa"), { algorithm: "RSA-2048", subject: "Alice Example" });
     ec = await loadOrCreateLocalKey(join(root, "ec"), { algorithm: "ECDSA-P256", subject: "Bob Example" });
     unrelated = await loadOrCreateLocalKey(join(root, "unrelated"), { algorithm: "ECDSA-P256", subject: "Mallory" });
-    signed = await signPdf(await pdfWithPages(2), rsa, { signerName: "Zoë Ünal", signingTime: SIGNING_TIME });
+    signed = await signPdf(await textPdf(2), rsa, { signerName: "Zoë Ünal", signingTime: SIGNING_TIME });
   });
 
   test("a signed PDF verifies", async () => {
@@ -62,7 +54,7 @@ describe("verifyPdfSignatures", () => {
   });
 
   test("an EC key works, and the name falls back to the certificate CN without /Name", async () => {
-    const pdf = await signPdf(await pdfWithPages(), ec, { signerName: "", signingTime: SIGNING_TIME });
+    const pdf = await signPdf(await textPdf(1), ec, { signerName: "", signingTime: SIGNING_TIME });
     const result = await verifyPdfSignatures(pdf);
     assert.equal(result.valid, true, result.reason);
     assert.equal(result.signers[0]!.certificateFingerprint, sha256(ec.certificateDer));
@@ -104,7 +96,7 @@ describe("verifyPdfSignatures", () => {
   });
 
   test("an unsigned PDF has no signature", async () => {
-    const pdf = await pdfWithPages(3);
+    const pdf = await textPdf(3);
     const result = await verifyPdfSignatures(pdf);
     assert.equal(result.valid, false);
     assert.equal(result.reason, "The document has no signature.");
@@ -150,7 +142,7 @@ describe("verifyPdfSignatures", () => {
       certificatePem: read(TEST_PKI.signerCertificate),
     });
     for (const key of [withChain, withoutChain]) {
-      const pdf = await signPdf(await pdfWithPages(), key, { signerName: "", signingTime: SIGNING_TIME });
+      const pdf = await signPdf(await textPdf(1), key, { signerName: "", signingTime: SIGNING_TIME });
       const result = await verifyPdfSignatures(pdf, { trustedRootsDer: [rootDer] });
       assert.equal(result.valid, true, result.reason);
       assert.equal(result.signers[0]!.name, "Test signer (ec)");

@@ -8,34 +8,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { after, before, describe, test } from "node:test";
-import { PDFDocument, StandardFonts } from "pdf-lib";
 import { LOCAL_CERTIFICATE_FILE, loadOrCreateLocalKey } from "../../services/signing/local-key.js";
 import { signPdf } from "../../services/signing/pdf-signer.js";
 import { openPkcs11Key } from "../../services/signing/pkcs11-key.js";
 import type { KeyAlgorithm, SigningKey } from "../../services/signing/signing-key.js";
 import { pageCount } from "../support/pdf-tools.js";
 import { pdfsig, pyhankoValidate } from "../support/pdf-validators.js";
+import { textPdf } from "../support/pdf-fixtures.js";
 import { createSoftHsmToken, type SoftHsmToken } from "../support/softhsm.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-pdf-signing-"));
 
-async function textPdf(pages: number): Promise<Buffer> {
-  const document = await PDFDocument.create();
-  const font = await document.embedFont(StandardFonts.TimesRoman);
-  for (let page = 1; page <= pages; page++) {
-    const p = document.addPage([595, 842]);
-    p.drawText(`Agreement, page ${page} of ${pages}`, { x: 72, y: 770, size: 16, font });
-    for (let line = 0; line < 40; line++) {
-      p.drawText(`Clause ${page}.${line + 1}: the parties agree to the terms set out in this line of text.`, {
-        x: 72,
-        y: 740 - line * 16,
-        size: 10,
-        font,
-      });
-    }
-  }
-  return Buffer.from(await document.save());
-}
 
 interface KeyCase {
   name: string;
