@@ -1,4 +1,5 @@
 import { KeyServiceService } from "../gen/ts-proto/docservice/v1/keys.js";
+import { SigningServiceService } from "../gen/ts-proto/docservice/v1/signing.js";
 import type { ConversionApi } from "./conversion/conversion-service.js";
 import { remoteConversion } from "./conversion/conversion-grpc.js";
 import { CONVERSION_SERVICE_NAME, provisionConversion } from "./conversion/provision.js";
@@ -13,13 +14,16 @@ import { startGateway } from "./gateway/gateway.js";
 import { keyServiceBridge, KEY_SERVICE_NAME } from "./keys/bridge.js";
 import type { KeyServiceApi } from "./keys/key-service.js";
 import { provisionKeyService } from "./keys/provision.js";
+import { signingServiceBridge } from "./signing/bridge.js";
+import { provisionSigning, SIGNING_SERVICE_NAME } from "./signing/provision.js";
+import type { SigningApi } from "./signing/signing-service.js";
 
 /**
  * Entry point. `all` (the default) runs every service in one process with
- * embedded defaults; `gateway`, `keys` and `conversion` run one piece each,
+ * embedded defaults; `gateway`, `keys`, `conversion` and `signing` run one piece each,
  * for split deployments.
  */
-const ROLES = ["all", "gateway", "keys", "conversion"] as const;
+const ROLES = ["all", "gateway", "keys", "conversion", "signing"] as const;
 type Role = (typeof ROLES)[number];
 
 type Stop = () => Promise<void>;
@@ -27,6 +31,7 @@ type Stop = () => Promise<void>;
 interface Backends {
   keys: KeyServiceApi;
   conversion: ConversionApi;
+  signing: SigningApi;
   health: Record<string, HealthCheck>;
 }
 
@@ -49,6 +54,15 @@ async function startBackends(role: Role, config: Config, logger: Logger, stops: 
     backends.conversion = conversion.service;
     backends.health!.conversion = () => conversion.service.health();
   }
+  if (role === "all" || role === "signing") {
+    // Signing alone converts DOCX through a remote ConversionService.
+    const conversion = backends.conversion ?? remoteConversion(requiredAddress(config, "CONVERSION_SERVICE_ADDR", config.conversionServiceAddress), config.conversionTimeoutMs + config.backendTimeoutMs);
+    const signing = await provisionSigning(config, dataDir, conversion, logger);
+    stops.push(signing.close);
+    hosted.push(signing.hosted);
+    backends.signing = signing.service;
+    backends.health!.signing = () => signing.service.health();
+  }
   if (hosted.length > 0) {
     const host = await startGrpcHost(config.host, config.grpcPort, hosted, logger);
     stops.unshift(host.shutdown);
@@ -56,21 +70,35 @@ async function startBackends(role: Role, config: Config, logger: Logger, stops: 
   return backends;
 }
 
+function requiredAddress(config: Config, name: string, value: string | undefined): string {
+  if (!value) throw new ConfigError([`${name}: required when this role runs without it`]);
+  return value;
+}
+
 /** Clients of the backends a gateway started alone reaches over gRPC. */
 function remoteBackends(config: Config): Backends {
   const missing = [
     ["KEYS_SERVICE_ADDR", config.keysServiceAddress],
     ["CONVERSION_SERVICE_ADDR", config.conversionServiceAddress],
+    ["SIGNING_SERVICE_ADDR", config.signingServiceAddress],
   ].filter(([, value]) => !value);
   if (missing.length > 0) throw new ConfigError(missing.map(([name]) => `${name}: required when the gateway runs alone`));
   const keysAddress = config.keysServiceAddress!;
   const conversionAddress = config.conversionServiceAddress!;
+  const signingAddress = config.signingServiceAddress!;
   return {
     keys: remoteApi(KeyServiceService, { serviceName: "Key service", address: keysAddress, timeoutMs: config.backendTimeoutMs }).api,
     conversion: remoteConversion(conversionAddress, config.conversionTimeoutMs + config.backendTimeoutMs),
+    // A sign may wait for a DOCX conversion and a time-stamp as well as the signature.
+    signing: remoteApi(SigningServiceService, {
+      serviceName: "Signing service",
+      address: signingAddress,
+      timeoutMs: config.conversionTimeoutMs + config.signingTsaTimeoutMs + config.backendTimeoutMs,
+    }).api,
     health: {
       keys: remoteHealthCheck(keysAddress, KEY_SERVICE_NAME, config.backendTimeoutMs),
       conversion: remoteHealthCheck(conversionAddress, CONVERSION_SERVICE_NAME, config.backendTimeoutMs),
+      signing: remoteHealthCheck(signingAddress, SIGNING_SERVICE_NAME, config.backendTimeoutMs),
     },
   };
 }
@@ -85,9 +113,11 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
     logger,
     keys: backends.keys,
     conversion: backends.conversion,
+    signing: backends.signing,
     maxDocumentBytes: config.conversionMaxBytes,
+    signLimits: { maxDocumentBytes: config.signingMaxBytes, metadataMaxBytes: config.signingMetadataMaxBytes },
     backends: backends.health,
-    bridges: [keyServiceBridge(backends.keys)],
+    bridges: [keyServiceBridge(backends.keys), signingServiceBridge(backends.signing)],
   });
   stops.unshift(gateway.close);
   return stops;

@@ -55,7 +55,38 @@ describe("loadConfig defaults", () => {
       cacheDir: join(homedir(), ".cache/docservice"),
       unoserverBin: undefined,
       conversionServiceAddress: undefined,
+      signingKeyBackend: "local",
+      signingKeyFile: undefined,
+      signingCertificateFile: undefined,
+      signingPkcs12File: undefined,
+      signingKeyPassphraseFile: undefined,
+      signingChainFile: undefined,
+      pkcs11Module: undefined,
+      pkcs11TokenLabel: undefined,
+      pkcs11KeyLabel: undefined,
+      pkcs11PinFile: undefined,
+      pkcs11Pin: undefined,
+      pkcs11Sessions: Math.max(4, 2 * availableParallelism()),
+      signingWorkers: availableParallelism(),
+      signingQueueLimit: 64,
+      signingMaxBytes: 25 * 1024 * 1024,
+      signingMetadataMaxBytes: 16384,
+      signingReplayTtlSeconds: 86400,
+      signingTrustedRootsFile: undefined,
+      signingTsaUrl: undefined,
+      signingTsaTimeoutMs: 10000,
+      fetchAllowHosts: [],
+      fetchTimeoutMs: 10000,
+      signingServiceAddress: undefined,
     });
+  });
+
+  test("document fetch allow-list: comma-separated hosts, blanks ignored", () => {
+    assert.deepEqual(loadConfig({ DOCUMENT_FETCH_ALLOW_HOSTS: " files.internal, 127.0.0.1:8081,,[::1]:9000 " }).fetchAllowHosts, [
+      "files.internal",
+      "127.0.0.1:8081",
+      "[::1]:9000",
+    ]);
   });
 
   test("the pool size is a number of instances or auto", () => {

@@ -1,3 +1,4 @@
+import { ServiceError } from "./errors.js";
 import { createClient } from "redis";
 import type { Logger } from "./logger.js";
 
@@ -27,3 +28,12 @@ export function connectRedis(url: string, logger: Logger) {
 }
 
 export type RedisClient = ReturnType<typeof connectRedis>;
+
+/** Runs a Redis operation; any failure (Redis down, a timeout) becomes a 503 saying which store is unavailable. */
+export async function guardRedis<T>(store: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw new ServiceError("UNAVAILABLE", `The ${store} is unavailable; try again shortly.`, { retryAfterSeconds: 1, cause: error });
+  }
+}

@@ -44,7 +44,14 @@ describe("gateway", () => {
       keys,
       // Conversion has its own tests against real LibreOffice and Gotenberg; here only its route's validation runs.
       conversion: { convert: () => Promise.reject(new ServiceError("UNAVAILABLE", "no converter in this test")) },
+      // Signing likewise (services/signing and test/integration); its routes' validation runs here.
+      signing: {
+        sign: () => Promise.reject(new ServiceError("UNAVAILABLE", "no signer in this test")),
+        verify: () => Promise.reject(new ServiceError("UNAVAILABLE", "no signer in this test")),
+        getVerificationKey: () => Promise.reject(new ServiceError("UNAVAILABLE", "no signer in this test")),
+      },
       maxDocumentBytes: 1024,
+      signLimits: { maxDocumentBytes: 1024, metadataMaxBytes: 256 },
       backends: { keys: () => provisioned.service.health() },
       bridges: [keyServiceBridge(keys)],
     });
@@ -72,6 +79,10 @@ describe("gateway", () => {
         ["GET", "/v1/auth/key", { Authorization: "Bearer dsk_wrong" }],
         ["DELETE", "/v1/auth/key", {}],
         ["POST", "/v1/convert?from=docx", {}],
+        ["POST", "/v1/sign", {}],
+        ["POST", "/v1/verify", {}],
+        ["POST", "/v1/verify", { "Content-Type": "application/json" }],
+        ["GET", "/v1/verify/key", {}],
       ];
       for (const [method, target, headers] of probes) {
         const response = await fetch(`${base}${target}`, { method, headers });
@@ -83,6 +94,39 @@ describe("gateway", () => {
           for (const field of document.components.schemas.Error.required) assert.ok(field in body, `${field} missing in ${JSON.stringify(body)}`);
         }
       }
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  test("JSON bodies: over the limit by Content-Length or streamed → 413; not JSON → 400; wrong type → 415", async () => {
+    const gateway = await start();
+    const base = `http://127.0.0.1:${gateway.port}`;
+    const post = (body: string | Buffer | ReadableStream, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
+      fetch(`${base}/v1/verify`, { method: "POST", headers, body, duplex: "half" } as RequestInit);
+    try {
+      const huge = Buffer.alloc(6 * 1024 * 1024, 0x20);
+      const declared = await post(huge);
+      assert.equal(declared.status, 413);
+      assert.equal(((await declared.json()) as any).code, "PAYLOAD_TOO_LARGE");
+
+      // chunked, no Content-Length: refused once past the limit, answered after the rest is drained
+      let sent = 0;
+      const streamed = await post(
+        new ReadableStream({
+          pull(controller) {
+            if (sent >= huge.length) return controller.close();
+            controller.enqueue(huge.subarray(sent, sent + 256 * 1024));
+            sent += 256 * 1024;
+          },
+        }),
+      );
+      assert.equal(streamed.status, 413);
+
+      const notJson = await post("{oops");
+      assert.equal(notJson.status, 400);
+      assert.deepEqual(((await notJson.json()) as any).details, [{ field: "body", issue: "is not valid JSON" }]);
+      assert.equal((await post("{}", { "Content-Type": "text/plain" })).status, 415);
     } finally {
       await gateway.close();
     }

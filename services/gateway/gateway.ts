@@ -8,10 +8,12 @@ import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
+import type { SigningApi } from "../signing/signing-service.js";
 import { authRoutes } from "./auth-routes.js";
 import { bearerToken } from "./bearer.js";
 import { bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
 import { convertRoute } from "./convert-route.js";
+import { signRoutes, type SignRouteLimits } from "./sign-routes.js";
 import { healthRoute } from "./health-route.js";
 import { errorReply, sendReply, type Reply } from "./reply.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -31,8 +33,10 @@ export interface GatewayDeps {
   logger: Logger;
   keys: KeyServiceApi;
   conversion: ConversionApi;
+  signing: SigningApi;
   /** Largest upload /v1/convert reads. */
   maxDocumentBytes: number;
+  signLimits: SignRouteLimits;
   /** Health check of each backend, by name, reported by /v1/health. */
   backends: Record<string, HealthCheck>;
   /** Services exposed over Connect and gRPC-Web. */
@@ -51,7 +55,12 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { settings, logger, keys } = deps;
   const startedAt = Date.now();
-  const routes = [healthRoute(deps.backends, startedAt), ...authRoutes(keys), convertRoute(deps.conversion, deps.maxDocumentBytes)];
+  const routes = [
+    healthRoute(deps.backends, startedAt),
+    ...authRoutes(keys),
+    convertRoute(deps.conversion, deps.maxDocumentBytes),
+    ...signRoutes(deps.signing, deps.signLimits),
+  ];
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
@@ -61,7 +70,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   );
 
   const connect = connectNodeAdapter({
-    routes: bridgeRoutes(deps.bridges, settings.adminToken),
+    routes: bridgeRoutes(deps.bridges, { adminToken: settings.adminToken, authenticate: async (apiKey) => (await keys.authenticate({ apiKey })).principal! }),
     contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import busboy from "busboy";
 import { ServiceError } from "../core/errors.js";
+import { drainThen } from "./drain-body.js";
 
 export interface UploadedFile {
   filename: string;
@@ -37,7 +38,10 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
     const finish = (error: ServiceError | undefined) => {
       if (settled) return;
       settled = true;
-      if (error) return drainThenReject(request, parser, maxBytes, () => reject(error));
+      if (error) {
+        request.unpipe(parser);
+        return drainThen(request, maxBytes, () => reject(error));
+      }
       if (!file) return reject(badRequest(field, "is missing", `The request has no file part named "${field}".`));
       resolve(file);
     };
@@ -59,21 +63,4 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
     request.on("aborted", () => finish(badRequest("body", "was cut off", "The upload was interrupted.")));
     request.pipe(parser);
   });
-}
-
-/**
- * Reads and discards the rest of the body before answering, so a client still
- * uploading gets the error instead of a broken pipe; a body that keeps going
- * for more than another `maxBytes` is cut off.
- */
-function drainThenReject(request: IncomingMessage, parser: busboy.Busboy, maxBytes: number, reject: () => void): void {
-  request.unpipe(parser);
-  let drained = 0;
-  request.on("data", (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > maxBytes) request.destroy();
-  });
-  request.once("end", reject);
-  request.once("close", reject);
-  request.resume();
 }

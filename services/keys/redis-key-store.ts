@@ -1,5 +1,4 @@
-import { ServiceError } from "../core/errors.js";
-import type { RedisClient } from "../core/redis-client.js";
+import { guardRedis, type RedisClient } from "../core/redis-client.js";
 import type { ApiKeyRecord, KeyStore, PendingCode } from "./key-store.js";
 
 const codeKey = (email: string) => `ds:code:${email}`;
@@ -102,14 +101,7 @@ export class RedisKeyStore implements KeyStore {
     if (this.redis.isOpen) await this.redis.close();
   }
 
-  private async guard<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      throw new ServiceError("UNAVAILABLE", "The key store is unavailable; try again shortly.", {
-        retryAfterSeconds: 1,
-        cause: error,
-      });
-    }
+  private guard<T>(operation: () => Promise<T>): Promise<T> {
+    return guardRedis("key store", operation);
   }
 }

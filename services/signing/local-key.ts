@@ -222,7 +222,7 @@ function parsePrivateKey(pem: string | Buffer, passphrase: string | undefined, w
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 
-function parsePemCertificates(pem: string | Buffer, what: string): Buffer[] {
+export function parsePemCertificates(pem: string | Buffer, what: string): Buffer[] {
   const blocks = pem.toString().match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) throw new Error(`${what}: no PEM certificate found`);
   return blocks.map((block) => {

@@ -1,5 +1,6 @@
 /**
- * Signs a PDF: PAdES baseline B-B, one invisible signature field on the first
+ * Signs a PDF: PAdES baseline B-B (B-T with a signature timestamp from an
+ * RFC 3161 TSA), one invisible signature field on the first
  * page, the whole file covered by the /ByteRange except the /Contents hole.
  *
  *   pdf-lib loads and re-saves the document (no incremental update: pdf-lib
@@ -31,8 +32,9 @@ import {
   type PDFObject,
 } from "pdf-lib";
 import { ServiceError } from "../core/errors.js";
-import { buildCmsSignature } from "./cms-signature.js";
+import { buildCmsSignature, type CmsSignatureOptions } from "./cms-signature.js";
 import type { SigningKey } from "./signing-key.js";
+import { signatureTimestampAttribute, type TimestampAuthority } from "./timestamp-authority.js";
 
 /**
  * Bytes reserved for the DER CMS in /Contents (written as twice as many hex
@@ -40,11 +42,17 @@ import type { SigningKey } from "./signing-key.js";
  * signature + about 400 bytes of attributes: about 1.2 KB for a self-signed
  * RSA-2048 key, 2–3 KB with one CA certificate. 8 KB leaves room for a longer
  * chain; {@link signPdf} grows the default for keys whose certificates need
- * more. A CMS with an RFC 3161 signature timestamp token embedded needs
- * 16–20 KB (the token carries the TSA's own certificates): pass
- * `contentsReservationBytes` then.
+ * more, and adds {@link TIMESTAMP_TOKEN_RESERVATION_BYTES} when the signature
+ * is timestamped.
  */
 export const DEFAULT_CONTENTS_RESERVATION_BYTES = 8192;
+
+/**
+ * Added to the default reservation for an RFC 3161 signature timestamp token
+ * (PAdES B-T), making it 16–20 KB in all: a token is its TSTInfo, the TSA's
+ * signature and the TSA's certificate, often with its chain (2–8 KB).
+ */
+export const TIMESTAMP_TOKEN_RESERVATION_BYTES = 12288;
 
 /** Above the certificates' own size: signature value (≤ 512 B), attributes, issuer names, ASN.1 framing. */
 const RESERVATION_MARGIN_BYTES = 4096;
@@ -63,9 +71,17 @@ export interface SignPdfOptions {
   /**
    * Bytes reserved for the DER CMS in /Contents (default: the larger of
    * {@link DEFAULT_CONTENTS_RESERVATION_BYTES} and the key's certificates plus
-   * 4 KB). A CMS that does not fit is an error naming both sizes.
+   * 4 KB, plus {@link TIMESTAMP_TOKEN_RESERVATION_BYTES} with
+   * `timestampAuthority`). A CMS that does not fit is an error naming both sizes.
    */
   contentsReservationBytes?: number;
+  /**
+   * When given, the signature is timestamped (PAdES B-T): the TSA's token over
+   * the signature value is embedded as the id-aa-signatureTimeStampToken
+   * unsigned attribute. If the TSA fails, signPdf fails with its
+   * {@link ServiceError} UNAVAILABLE; it never signs without the timestamp.
+   */
+  timestampAuthority?: Pick<TimestampAuthority, "requestTimestampToken">;
   /** Name of the signature field (default "Signature1", or the next free "SignatureN"). */
   fieldName?: string;
 }
@@ -73,22 +89,32 @@ export interface SignPdfOptions {
 /**
  * Returns `pdf` signed with `key` (PAdES B-B, SubFilter ETSI.CAdES.detached).
  *
+ * `pdf` may be a PDFDocument already loaded (by {@link loadSignablePdf}, then
+ * with the certificate page appended): it is then saved once, with the
+ * placeholder, instead of saved by the caller and loaded and saved again here.
+ * The document gets the signature field; do not use it afterwards.
+ *
  * Throws {@link ServiceError} UNPROCESSABLE_DOCUMENT for a PDF that cannot be
  * read, is encrypted, has no pages, or already carries a signature (re-saving
  * it would invalidate that signature). Errors of the key (an HSM that is down)
- * are passed on as they are.
+ * and of the timestamp authority are passed on as they are.
  */
-export async function signPdf(pdf: Buffer, key: SigningKey, options: SignPdfOptions): Promise<Buffer> {
+export async function signPdf(pdf: Buffer | PDFDocument, key: SigningKey, options: SignPdfOptions): Promise<Buffer> {
   if (!(options.signingTime instanceof Date) || Number.isNaN(options.signingTime.getTime())) {
     throw new TypeError("signPdf: signingTime must be a valid Date");
   }
-  const reservation = options.contentsReservationBytes ?? defaultReservation(key);
+  const { timestampAuthority } = options;
+  const reservation =
+    options.contentsReservationBytes ?? defaultReservation(key) + (timestampAuthority ? TIMESTAMP_TOKEN_RESERVATION_BYTES : 0);
   if (!Number.isInteger(reservation) || reservation < 1024) {
     throw new RangeError(`signPdf: contentsReservationBytes must be an integer of at least 1024, got ${reservation}`);
   }
 
   const prepared = await withPlaceholder(pdf, options, reservation);
-  const signer = new CmsSigner(key, reservation);
+  const cmsOptions: CmsSignatureOptions = timestampAuthority
+    ? { unsignedAttributes: async (signature) => [signatureTimestampAttribute(await timestampAuthority.requestTimestampToken(signature))] }
+    : {};
+  const signer = new CmsSigner(key, reservation, cmsOptions);
   return new SignPdf().sign(prepared, signer);
 }
 
@@ -107,12 +133,13 @@ class CmsSigner extends Signer {
   constructor(
     private readonly key: SigningKey,
     private readonly reservation: number,
+    private readonly cmsOptions: CmsSignatureOptions,
   ) {
     super();
   }
 
   override async sign(signedBytes: Buffer): Promise<Buffer> {
-    const cms = await buildCmsSignature(this.key, signedBytes);
+    const cms = await buildCmsSignature(this.key, signedBytes, this.cmsOptions);
     if (cms.length > this.reservation) {
       throw new Error(
         `the CMS signature is ${cms.length} bytes but only ${this.reservation} bytes are reserved for /Contents; ` +
@@ -123,8 +150,12 @@ class CmsSigner extends Signer {
   }
 }
 
-/** Loads `pdf`, checks it can be signed, and returns it re-saved with the signature placeholder. */
-async function withPlaceholder(pdf: Buffer, options: SignPdfOptions, reservation: number): Promise<Buffer> {
+/**
+ * Loads `pdf` and checks it can be signed: readable, not encrypted, not signed
+ * already, at least one page. Throws {@link ServiceError} UNPROCESSABLE_DOCUMENT
+ * saying which.
+ */
+export async function loadSignablePdf(pdf: Uint8Array): Promise<PDFDocument> {
   let document: PDFDocument;
   try {
     // ignoreEncryption, then isEncrypted: pdf-lib's EncryptedPDFError is
@@ -133,21 +164,34 @@ async function withPlaceholder(pdf: Buffer, options: SignPdfOptions, reservation
   } catch (error) {
     throw unreadable(error);
   }
+  return checkSignable(document);
+}
 
+/** Throws {@link ServiceError} UNPROCESSABLE_DOCUMENT if `document` cannot be signed (see {@link loadSignablePdf}). */
+function checkSignable(document: PDFDocument): PDFDocument {
+  if (document.isEncrypted) {
+    throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF is encrypted; remove its password protection before signing it.");
+  }
+  let pages: number;
   try {
-    if (document.isEncrypted) {
-      throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF is encrypted; remove its password protection before signing it.");
-    }
-    if (hasSignature(document)) {
-      throw new ServiceError(
-        "UNPROCESSABLE_DOCUMENT",
-        "The PDF is already signed; signing it again would invalidate its existing signatures.",
-      );
-    }
-    if (document.getPageCount() === 0) {
-      throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF has no pages.");
-    }
+    pages = document.getPageCount();
+  } catch (error) {
+    throw unreadable(error); // no catalog or page tree
+  }
+  if (hasSignature(document)) {
+    throw new ServiceError(
+      "UNPROCESSABLE_DOCUMENT",
+      "The PDF is already signed; signing it again would invalidate its existing signatures.",
+    );
+  }
+  if (pages === 0) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF has no pages.");
+  return document;
+}
 
+/** Loads `pdf` (unless loaded already), checks it can be signed, and returns it saved with the signature placeholder. */
+async function withPlaceholder(pdf: Buffer | PDFDocument, options: SignPdfOptions, reservation: number): Promise<Buffer> {
+  const document = pdf instanceof PDFDocument ? checkSignable(pdf) : await loadSignablePdf(pdf);
+  try {
     normaliseAcroForm(document);
     const fieldName = options.fieldName ?? freeFieldName(document);
     pdflibAddPlaceholder({
@@ -173,7 +217,14 @@ async function withPlaceholder(pdf: Buffer, options: SignPdfOptions, reservation
     // (PDFInvalidObject), so this is for compatibility, not correctness.
     // updateFieldAppearances: false, so existing form fields are not redrawn
     // (and no font is embedded for them): the content stays as it was.
-    const bytes = await document.save({ useObjectStreams: false, updateFieldAppearances: false, addDefaultPage: false });
+    // objectsPerTick: Infinity, as pdf-lib otherwise yields every 50 objects
+    // with setTimeout(0), a millisecond of idle time each (20 pages: 2 ms).
+    const bytes = await document.save({
+      useObjectStreams: false,
+      updateFieldAppearances: false,
+      addDefaultPage: false,
+      objectsPerTick: Infinity,
+    });
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   } catch (error) {
     if (error instanceof ServiceError) throw error;

@@ -54,6 +54,7 @@ export interface PdfVerification {
 const OID_TST_INFO = "1.2.840.113549.1.9.16.1.4";
 const OID_SIGNATURE_TIMESTAMP_TOKEN = "1.2.840.113549.1.9.16.2.14";
 const OID_EMAIL_ADDRESS = "1.2.840.113549.1.9.1";
+const EMAIL_LIKE = /^[^\s@]+@[^\s@]+$/;
 const OID_RSASSA_PSS = "1.2.840.113549.1.1.10";
 
 const HASHES: Record<string, string> = {
@@ -79,6 +80,8 @@ interface SignatureEntry {
   /** Offset of the /ByteRange key in the raw bytes (-1 when only pdf-lib saw it). */
   rawOffset: number;
   name: string;
+  /** /ContactInfo: where our signatures record the signer's e-mail address. */
+  contactInfo: string;
   subFilter: string;
   signedAt: string;
 }
@@ -185,14 +188,17 @@ function parsedSignatureDictionaries(document: PDFDocument): Map<string, PDFDict
 
 function entryFromDictionary(byteRange: number[], dictionary: PDFDict): SignatureEntry {
   const subFilter = dictionary.get(PDFName.of("SubFilter"));
-  const name = dictionary.get(PDFName.of("Name"));
-  const m = dictionary.get(PDFName.of("M"));
+  const text = (key: string) => {
+    const value = dictionary.get(PDFName.of(key));
+    return value instanceof PDFString || value instanceof PDFHexString ? safe(() => value.decodeText(), "") : "";
+  };
   return {
     byteRange,
     rawOffset: -1,
     subFilter: subFilter instanceof PDFName ? subFilter.decodeText() : "",
-    name: name instanceof PDFString || name instanceof PDFHexString ? safe(() => name.decodeText(), "") : "",
-    signedAt: m instanceof PDFString || m instanceof PDFHexString ? pdfDateToIso(safe(() => m.decodeText(), "")) : "",
+    name: text("Name"),
+    contactInfo: text("ContactInfo"),
+    signedAt: pdfDateToIso(text("M")),
   };
 }
 
@@ -209,6 +215,7 @@ function rawEntry(text: string, byteRange: number[], offset: number): SignatureE
     rawOffset: offset,
     subFilter: decodeName(subFilter),
     name: rawTextString(region, "Name"),
+    contactInfo: rawTextString(region, "ContactInfo"),
     signedAt: pdfDateToIso(rawTextString(region, "M")),
   };
 }
@@ -314,7 +321,7 @@ function verifyEntry(pdf: Buffer, entry: SignatureEntry, roots: X509Certificate[
     result.certificateFingerprint = createHash("sha256").update(signer.certificate.raw).digest("hex");
     const identity = subjectIdentity(signer.certificate);
     if (!result.name) result.name = identity.commonName;
-    result.email = identity.email;
+    result.email = identity.email || (EMAIL_LIKE.test(entry.contactInfo) ? entry.contactInfo : "");
     result.timestamped = cms.unsignedAttributes.has(OID_SIGNATURE_TIMESTAMP_TOKEN) || cms.eContentType === OID_TST_INFO;
     checkDigest(cms, signedBytes);
     if (!signer.verified) checkSignature(cms, signer.certificate);

@@ -77,7 +77,17 @@ export interface PyhankoResult {
   trusted: boolean;
   /** "The signature covers the entire file." */
   coversEntireFile: boolean;
-  /** "The signature is judged VALID.": pyHanko's bottom line (intact, valid and trusted). */
+  /**
+   * "Signature timestamp token: …" and "The timestamp token is
+   * cryptographically sound.": an RFC 3161 signature timestamp (PAdES B-T)
+   * whose token matches the signature.
+   */
+  timestamped: boolean;
+  /** "The TSA certificate is trusted.": the timestamp's TSA chains up to a given trust root. */
+  timestampTrusted: boolean;
+  /** The signature timestamp's time as pyHanko prints it (ISO 8601), when there is one. */
+  timestampTime: string | undefined;
+  /** "The signature is judged VALID.": pyHanko's bottom line (intact, valid and trusted, a timestamp included). */
   valid: boolean;
   /** e.g. "sha256_rsa", "sha256_ecdsa" */
   mechanism: string | undefined;
@@ -85,17 +95,19 @@ export interface PyhankoResult {
 }
 
 /**
- * `pyhanko sign validate --pretty-print --trust ROOT --trust-replace FILE`:
- * `trustRootPem` (a path to a PEM certificate) is the only trust anchor; for a
- * self-signed key pass its own certificate. Revocation is not checked (the
- * test certificates name no CRL or OCSP endpoint; `--no-revocation-check`
- * keeps pyHanko from going online). Expects one signature; with more, the
- * flags say whether all of them passed.
+ * `pyhanko sign validate --pretty-print --trust ROOT… --trust-replace FILE`:
+ * `trustRootPem` (paths to PEM certificates) are the only trust anchors; for a
+ * self-signed key pass its own certificate, for a timestamped signature the
+ * TSA's root too (an untrusted TSA makes the signature INVALID). Revocation
+ * is not checked (the test certificates name no CRL or OCSP endpoint;
+ * `--no-revocation-check` keeps pyHanko from going online). Expects one
+ * signature; with more, the flags say whether all of them passed.
  */
-export async function pyhankoValidate(file: string, trustRootPem: string): Promise<PyhankoResult> {
+export async function pyhankoValidate(file: string, trustRootPem: string | string[]): Promise<PyhankoResult> {
+  const trust = (Array.isArray(trustRootPem) ? trustRootPem : [trustRootPem]).flatMap((root) => ["--trust", root]);
   const result = await tool(pyhankoCommand(), [
     "sign", "validate", "--pretty-print", "--no-revocation-check",
-    "--trust", trustRootPem, "--trust-replace", file,
+    ...trust, "--trust-replace", file,
   ]);
   const raw = result.stdout + result.stderr;
   const out = result.stdout;
@@ -108,6 +120,9 @@ export async function pyhankoValidate(file: string, trustRootPem: string): Promi
     intact: all(/^The signature is cryptographically sound\.$/),
     trusted: all(/^The signer's certificate is trusted\.$/),
     coversEntireFile: all(/^The signature covers the entire file\.$/),
+    timestamped: all(/^Signature timestamp token: /) && all(/^The timestamp token is cryptographically sound\.$/),
+    timestampTrusted: all(/^The TSA certificate is trusted\.$/),
+    timestampTime: out.match(/^Signature timestamp token: (\S+)$/m)?.[1],
     valid: result.code === 0 && all(/^The signature is judged VALID\.$/),
     mechanism: out.match(/^The signature mechanism used was '([^']+)'\.$/m)?.[1],
     raw,

@@ -8,6 +8,7 @@ import { answers, startService, type ServiceProcess } from "./service-process.js
 export interface Platform {
   base: string;
   apiKey: string;
+  dataDir: string;
   process: ServiceProcess;
   stop(): Promise<void>;
 }
@@ -24,20 +25,25 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     { HOST: "127.0.0.1", PORT: new URL(base).port, GRPC_PORT: "0", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
     () => answers(`${base}/v1/health`),
   );
-  const email = "platform@example.test";
-  await call(base, `/v1/auth/register?email=${email}`);
-  const outbox = join(dataDir, "outbox");
-  const mail = readFileSync(join(outbox, readdirSync(outbox).sort().at(-1)!), "utf8").replace(/=\n/g, "");
-  const apiKey = (await call(base, `/v1/auth/verify?email=${email}&code=${codeIn(mail)}`)).body.apiKey as string;
+  const apiKey = await issueKeyFromOutbox({ base, dataDir }, "platform@example.test");
   return {
     base,
     apiKey,
+    dataDir,
     process,
     stop: async () => {
       await process.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A new API key for `email` through register → the outbox e-mail → verify. */
+export async function issueKeyFromOutbox(platform: Pick<Platform, "base" | "dataDir">, email: string): Promise<string> {
+  await call(platform.base, `/v1/auth/register?email=${encodeURIComponent(email)}`);
+  const outbox = join(platform.dataDir, "outbox");
+  const mail = readFileSync(join(outbox, readdirSync(outbox).sort().at(-1)!), "utf8").replace(/=\n/g, "");
+  return (await call(platform.base, `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${codeIn(mail)}`)).body.apiKey as string;
 }
 
 /** POSTs a file to /v1/convert as multipart/form-data. */

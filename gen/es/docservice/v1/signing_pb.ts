@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file docservice/v1/signing.proto.
  */
 export const file_docservice_v1_signing: GenFile = /*@__PURE__*/
-  fileDesc("Chtkb2NzZXJ2aWNlL3YxL3NpZ25pbmcucHJvdG8SDWRvY3NlcnZpY2UudjEiPAoORG9jdW1lbnRTb3VyY2USEQoHY29udGVudBgBIAEoDEgAEg0KA3VybBgCIAEoCUgAQggKBnNvdXJjZSJFCgZTaWduZXISDQoFZW1haWwYASABKAkSDAoEbmFtZRgCIAEoCRIKCgJpcBgDIAEoCRISCgp1c2VyX2FnZW50GAQgASgJIo8BCgpBdWRpdEV2ZW50EisKBHR5cGUYASABKA4yHS5kb2NzZXJ2aWNlLnYxLkF1ZGl0RXZlbnRUeXBlEi0KCXRpbWVzdGFtcBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNgoSQ2VydGlmaWNhdGVPcHRpb25zEhQKB2VuYWJsZWQYASABKAhIAIgBAUIKCghfZW5hYmxlZCKhAgoLU2lnblJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlEiUKBnNpZ25lchgCIAEoCzIVLmRvY3NlcnZpY2UudjEuU2lnbmVyEi4KC2F1ZGl0X3RyYWlsGAMgAygLMhkuZG9jc2VydmljZS52MS5BdWRpdEV2ZW50EhAKCGV2ZW50X2lkGAQgASgJEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI2CgtjZXJ0aWZpY2F0ZRgGIAEoCzIhLmRvY3NlcnZpY2UudjEuQ2VydGlmaWNhdGVPcHRpb25zEhUKDWNhbGxlcl9rZXlfaWQYByABKAkiPwoMU2lnblJlc3BvbnNlEi8KCGRvY3VtZW50GAEgASgLMh0uZG9jc2VydmljZS52MS5TaWduZWREb2N1bWVudCI3Cg5TaWduZWREb2N1bWVudBIPCgdjb250ZW50GAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSJOChtTaWduaW5nU2VydmljZVZlcmlmeVJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlImEKHFNpZ25pbmdTZXJ2aWNlVmVyaWZ5UmVzcG9uc2USDQoFdmFsaWQYASABKAgSMgoKc2lnbmF0dXJlcxgCIAMoCzIeLmRvY3NlcnZpY2UudjEuU2lnbmF0dXJlUmVwb3J0Io0CCg9TaWduYXR1cmVSZXBvcnQSDgoGaW50YWN0GAEgASgIEh0KFWNvdmVyc193aG9sZV9kb2N1bWVudBgCIAEoCBIWCg5zaWduZXJfc3ViamVjdBgDIAEoCRIaChJjZXJ0aWZpY2F0ZV9zaGEyNTYYBCABKAkSEgoKc3ViX2ZpbHRlchgFIAEoCRIYChBkaWdlc3RfYWxnb3JpdGhtGAYgASgJEg8KB3Byb2JsZW0YByABKAkSHgoWc2lnbmVkX2J5X3RoaXNfc2VydmljZRgIIAEoCBI4ChRjbGFpbWVkX3NpZ25pbmdfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiGwoZR2V0VmVyaWZpY2F0aW9uS2V5UmVxdWVzdCKPAQoaR2V0VmVyaWZpY2F0aW9uS2V5UmVzcG9uc2USFwoPY2VydGlmaWNhdGVfcGVtGAEgASgJEhEKCWNoYWluX3BlbRgCIAMoCRIWCg5wdWJsaWNfa2V5X3BlbRgDIAEoCRIaChJjZXJ0aWZpY2F0ZV9zaGEyNTYYBCABKAkSEQoJYWxnb3JpdGhtGAUgASgJKqsBCg5BdWRpdEV2ZW50VHlwZRIgChxBVURJVF9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASGgoWQVVESVRfRVZFTlRfVFlQRV9SRUFEWRABEhsKF0FVRElUX0VWRU5UX1RZUEVfU0NST0xMEAISIQodQVVESVRfRVZFTlRfVFlQRV9GSUVMRF9DSEFOR0UQAxIbChdBVURJVF9FVkVOVF9UWVBFX1NVQk1JVBAEMp8CCg5TaWduaW5nU2VydmljZRI/CgRTaWduEhouZG9jc2VydmljZS52MS5TaWduUmVxdWVzdBobLmRvY3NlcnZpY2UudjEuU2lnblJlc3BvbnNlEmEKBlZlcmlmeRIqLmRvY3NlcnZpY2UudjEuU2lnbmluZ1NlcnZpY2VWZXJpZnlSZXF1ZXN0GisuZG9jc2VydmljZS52MS5TaWduaW5nU2VydmljZVZlcmlmeVJlc3BvbnNlEmkKEkdldFZlcmlmaWNhdGlvbktleRIoLmRvY3NlcnZpY2UudjEuR2V0VmVyaWZpY2F0aW9uS2V5UmVxdWVzdBopLmRvY3NlcnZpY2UudjEuR2V0VmVyaWZpY2F0aW9uS2V5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Chtkb2NzZXJ2aWNlL3YxL3NpZ25pbmcucHJvdG8SDWRvY3NlcnZpY2UudjEiPAoORG9jdW1lbnRTb3VyY2USEQoHY29udGVudBgBIAEoDEgAEg0KA3VybBgCIAEoCUgAQggKBnNvdXJjZSJFCgZTaWduZXISDQoFZW1haWwYASABKAkSDAoEbmFtZRgCIAEoCRIKCgJpcBgDIAEoCRISCgp1c2VyX2FnZW50GAQgASgJIo8BCgpBdWRpdEV2ZW50EisKBHR5cGUYASABKA4yHS5kb2NzZXJ2aWNlLnYxLkF1ZGl0RXZlbnRUeXBlEi0KCXRpbWVzdGFtcBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNgoSQ2VydGlmaWNhdGVPcHRpb25zEhQKB2VuYWJsZWQYASABKAhIAIgBAUIKCghfZW5hYmxlZCKhAgoLU2lnblJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlEiUKBnNpZ25lchgCIAEoCzIVLmRvY3NlcnZpY2UudjEuU2lnbmVyEi4KC2F1ZGl0X3RyYWlsGAMgAygLMhkuZG9jc2VydmljZS52MS5BdWRpdEV2ZW50EhAKCGV2ZW50X2lkGAQgASgJEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI2CgtjZXJ0aWZpY2F0ZRgGIAEoCzIhLmRvY3NlcnZpY2UudjEuQ2VydGlmaWNhdGVPcHRpb25zEhUKDWNhbGxlcl9rZXlfaWQYByABKAkiPwoMU2lnblJlc3BvbnNlEi8KCGRvY3VtZW50GAEgASgLMh0uZG9jc2VydmljZS52MS5TaWduZWREb2N1bWVudCI3Cg5TaWduZWREb2N1bWVudBIPCgdjb250ZW50GAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSJOChtTaWduaW5nU2VydmljZVZlcmlmeVJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlIp4BChxTaWduaW5nU2VydmljZVZlcmlmeVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIsCgdzaWduZXJzGAMgAygLMhsuZG9jc2VydmljZS52MS5TaWduZXJSZXBvcnQSMQoIZG9jdW1lbnQYBCABKAsyHy5kb2NzZXJ2aWNlLnYxLlZlcmlmaWVkRG9jdW1lbnQiyAEKDFNpZ25lclJlcG9ydBIMCgRuYW1lGAEgASgJEg0KBWVtYWlsGAIgASgJEhEKCXNpZ25lZF9hdBgDIAEoCRIfChdjZXJ0aWZpY2F0ZV9maW5nZXJwcmludBgEIAEoCRISCgpzdWJfZmlsdGVyGAUgASgJEh0KFWNvdmVyc193aG9sZV9kb2N1bWVudBgGIAEoCBITCgt0aW1lc3RhbXBlZBgHIAEoCBIOCgZpbnRhY3QYCCABKAgSDwoHcHJvYmxlbRgJIAEoCSIxChBWZXJpZmllZERvY3VtZW50Eg4KBnNoYTI1NhgBIAEoCRINCgVwYWdlcxgCIAEoDSIbChlHZXRWZXJpZmljYXRpb25LZXlSZXF1ZXN0Io8CChpHZXRWZXJpZmljYXRpb25LZXlSZXNwb25zZRIXCg9jZXJ0aWZpY2F0ZV9wZW0YASABKAkSEQoJY2hhaW5fcGVtGAIgAygJEhYKDnB1YmxpY19rZXlfcGVtGAMgASgJEhoKEmNlcnRpZmljYXRlX3NoYTI1NhgEIAEoCRIRCglhbGdvcml0aG0YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIOCgZpc3N1ZXIYByABKAkSLgoKbm90X2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbm90X2FmdGVyGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCqrAQoOQXVkaXRFdmVudFR5cGUSIAocQVVESVRfRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEhoKFkFVRElUX0VWRU5UX1RZUEVfUkVBRFkQARIbChdBVURJVF9FVkVOVF9UWVBFX1NDUk9MTBACEiEKHUFVRElUX0VWRU5UX1RZUEVfRklFTERfQ0hBTkdFEAMSGwoXQVVESVRfRVZFTlRfVFlQRV9TVUJNSVQQBDKfAgoOU2lnbmluZ1NlcnZpY2USPwoEU2lnbhIaLmRvY3NlcnZpY2UudjEuU2lnblJlcXVlc3QaGy5kb2NzZXJ2aWNlLnYxLlNpZ25SZXNwb25zZRJhCgZWZXJpZnkSKi5kb2NzZXJ2aWNlLnYxLlNpZ25pbmdTZXJ2aWNlVmVyaWZ5UmVxdWVzdBorLmRvY3NlcnZpY2UudjEuU2lnbmluZ1NlcnZpY2VWZXJpZnlSZXNwb25zZRJpChJHZXRWZXJpZmljYXRpb25LZXkSKC5kb2NzZXJ2aWNlLnYxLkdldFZlcmlmaWNhdGlvbktleVJlcXVlc3QaKS5kb2NzZXJ2aWNlLnYxLkdldFZlcmlmaWNhdGlvbktleVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The document to sign or verify.
@@ -186,7 +186,8 @@ export type SignRequest = Message<"docservice.v1.SignRequest"> & {
   eventId: string;
 
   /**
-   * Caller data kept with the signature (size-limited).
+   * Caller data (size-limited), stored as JSON in the signed PDF's document
+   * information under /DocServiceMetadata, so the signature covers it.
    *
    * @generated from field: google.protobuf.Struct metadata = 5;
    */
@@ -292,18 +293,34 @@ export const SigningServiceVerifyRequestSchema: GenMessage<SigningServiceVerifyR
  */
 export type SigningServiceVerifyResponse = Message<"docservice.v1.SigningServiceVerifyResponse"> & {
   /**
-   * True when the PDF has at least one signature and every one is intact.
+   * True when the PDF has at least one signature, every one is intact, the
+   * last one covers the whole file and (when trusted roots are configured)
+   * every signer chains up to one of them.
    *
    * @generated from field: bool valid = 1;
    */
   valid: boolean;
 
   /**
+   * Why the document is not valid, or what makes it valid.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
    * One entry per signature, in document order.
    *
-   * @generated from field: repeated docservice.v1.SignatureReport signatures = 2;
+   * @generated from field: repeated docservice.v1.SignerReport signers = 3;
    */
-  signatures: SignatureReport[];
+  signers: SignerReport[];
+
+  /**
+   * The document that was checked.
+   *
+   * @generated from field: docservice.v1.VerifiedDocument document = 4;
+   */
+  document?: VerifiedDocument | undefined;
 };
 
 /**
@@ -316,36 +333,36 @@ export const SigningServiceVerifyResponseSchema: GenMessage<SigningServiceVerify
 /**
  * What was found about one signature.
  *
- * @generated from message docservice.v1.SignatureReport
+ * @generated from message docservice.v1.SignerReport
  */
-export type SignatureReport = Message<"docservice.v1.SignatureReport"> & {
+export type SignerReport = Message<"docservice.v1.SignerReport"> & {
   /**
-   * True when the signed bytes match the signature and the CMS is sound.
+   * Signer name from the signature dictionary, else the certificate's common name.
    *
-   * @generated from field: bool intact = 1;
+   * @generated from field: string name = 1;
    */
-  intact: boolean;
+  name: string;
 
   /**
-   * True when the signature covers the whole file (nothing appended after).
+   * E-mail address from the signing certificate, if it has one.
    *
-   * @generated from field: bool covers_whole_document = 2;
+   * @generated from field: string email = 2;
    */
-  coversWholeDocument: boolean;
+  email: string;
 
   /**
-   * Subject of the signing certificate.
+   * Signing time claimed in the signature dictionary (ISO 8601), "" if none.
    *
-   * @generated from field: string signer_subject = 3;
+   * @generated from field: string signed_at = 3;
    */
-  signerSubject: string;
+  signedAt: string;
 
   /**
    * Hex SHA-256 fingerprint of the signing certificate.
    *
-   * @generated from field: string certificate_sha256 = 4;
+   * @generated from field: string certificate_fingerprint = 4;
    */
-  certificateSha256: string;
+  certificateFingerprint: string;
 
   /**
    * The signature's SubFilter, e.g. "ETSI.CAdES.detached".
@@ -355,40 +372,68 @@ export type SignatureReport = Message<"docservice.v1.SignatureReport"> & {
   subFilter: string;
 
   /**
-   * Digest algorithm, e.g. "SHA-256".
+   * True when the signature covers the whole file (nothing appended after).
    *
-   * @generated from field: string digest_algorithm = 6;
+   * @generated from field: bool covers_whole_document = 6;
    */
-  digestAlgorithm: string;
+  coversWholeDocument: boolean;
 
   /**
-   * Why the signature is not intact, when it is not.
+   * True when the CMS carries an RFC 3161 signature timestamp token.
    *
-   * @generated from field: string problem = 7;
+   * @generated from field: bool timestamped = 7;
+   */
+  timestamped: boolean;
+
+  /**
+   * True when the signed bytes match the signature and the CMS is sound.
+   *
+   * @generated from field: bool intact = 8;
+   */
+  intact: boolean;
+
+  /**
+   * The first problem found with this signature, if any.
+   *
+   * @generated from field: string problem = 9;
    */
   problem: string;
-
-  /**
-   * Whether the certificate is this service's own signing certificate.
-   *
-   * @generated from field: bool signed_by_this_service = 8;
-   */
-  signedByThisService: boolean;
-
-  /**
-   * Signing time claimed in the PDF signature dictionary, if any.
-   *
-   * @generated from field: google.protobuf.Timestamp claimed_signing_time = 9;
-   */
-  claimedSigningTime?: Timestamp | undefined;
 };
 
 /**
- * Describes the message docservice.v1.SignatureReport.
- * Use `create(SignatureReportSchema)` to create a new message.
+ * Describes the message docservice.v1.SignerReport.
+ * Use `create(SignerReportSchema)` to create a new message.
  */
-export const SignatureReportSchema: GenMessage<SignatureReport> = /*@__PURE__*/
+export const SignerReportSchema: GenMessage<SignerReport> = /*@__PURE__*/
   messageDesc(file_docservice_v1_signing, 9);
+
+/**
+ * Facts about a checked document.
+ *
+ * @generated from message docservice.v1.VerifiedDocument
+ */
+export type VerifiedDocument = Message<"docservice.v1.VerifiedDocument"> & {
+  /**
+   * Hex SHA-256 of the whole file.
+   *
+   * @generated from field: string sha256 = 1;
+   */
+  sha256: string;
+
+  /**
+   * Number of pages.
+   *
+   * @generated from field: uint32 pages = 2;
+   */
+  pages: number;
+};
+
+/**
+ * Describes the message docservice.v1.VerifiedDocument.
+ * Use `create(VerifiedDocumentSchema)` to create a new message.
+ */
+export const VerifiedDocumentSchema: GenMessage<VerifiedDocument> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_signing, 10);
 
 /**
  * Asks for the verification key.
@@ -403,7 +448,7 @@ export type GetVerificationKeyRequest = Message<"docservice.v1.GetVerificationKe
  * Use `create(GetVerificationKeyRequestSchema)` to create a new message.
  */
 export const GetVerificationKeyRequestSchema: GenMessage<GetVerificationKeyRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 10);
+  messageDesc(file_docservice_v1_signing, 11);
 
 /**
  * The key signatures can be checked with.
@@ -419,7 +464,7 @@ export type GetVerificationKeyResponse = Message<"docservice.v1.GetVerificationK
   certificatePem: string;
 
   /**
-   * Certificate chain above the signing certificate, PEM, if configured.
+   * Certificate chain above the signing certificate, PEM, issuer first.
    *
    * @generated from field: repeated string chain_pem = 2;
    */
@@ -445,6 +490,34 @@ export type GetVerificationKeyResponse = Message<"docservice.v1.GetVerificationK
    * @generated from field: string algorithm = 5;
    */
   algorithm: string;
+
+  /**
+   * Subject of the signing certificate, e.g. "CN=DocService signing".
+   *
+   * @generated from field: string subject = 6;
+   */
+  subject: string;
+
+  /**
+   * Issuer of the signing certificate.
+   *
+   * @generated from field: string issuer = 7;
+   */
+  issuer: string;
+
+  /**
+   * Start of the certificate's validity.
+   *
+   * @generated from field: google.protobuf.Timestamp not_before = 8;
+   */
+  notBefore?: Timestamp | undefined;
+
+  /**
+   * End of the certificate's validity.
+   *
+   * @generated from field: google.protobuf.Timestamp not_after = 9;
+   */
+  notAfter?: Timestamp | undefined;
 };
 
 /**
@@ -452,7 +525,7 @@ export type GetVerificationKeyResponse = Message<"docservice.v1.GetVerificationK
  * Use `create(GetVerificationKeyResponseSchema)` to create a new message.
  */
 export const GetVerificationKeyResponseSchema: GenMessage<GetVerificationKeyResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 11);
+  messageDesc(file_docservice_v1_signing, 12);
 
 /**
  * Kind of audit-trail event.

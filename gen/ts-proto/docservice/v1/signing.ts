@@ -142,7 +142,10 @@ export interface SignRequest {
    * returns the same signed document for 24 hours.
    */
   eventId: string;
-  /** Caller data kept with the signature (size-limited). */
+  /**
+   * Caller data (size-limited), stored as JSON in the signed PDF's document
+   * information under /DocServiceMetadata, so the signature covers it.
+   */
   metadata:
     | { [key: string]: any }
     | undefined;
@@ -179,32 +182,48 @@ export interface SigningServiceVerifyRequest {
 
 /** Result of checking a PDF's signatures. */
 export interface SigningServiceVerifyResponse {
-  /** True when the PDF has at least one signature and every one is intact. */
+  /**
+   * True when the PDF has at least one signature, every one is intact, the
+   * last one covers the whole file and (when trusted roots are configured)
+   * every signer chains up to one of them.
+   */
   valid: boolean;
+  /** Why the document is not valid, or what makes it valid. */
+  reason: string;
   /** One entry per signature, in document order. */
-  signatures: SignatureReport[];
+  signers: SignerReport[];
+  /** The document that was checked. */
+  document: VerifiedDocument | undefined;
 }
 
 /** What was found about one signature. */
-export interface SignatureReport {
-  /** True when the signed bytes match the signature and the CMS is sound. */
-  intact: boolean;
-  /** True when the signature covers the whole file (nothing appended after). */
-  coversWholeDocument: boolean;
-  /** Subject of the signing certificate. */
-  signerSubject: string;
+export interface SignerReport {
+  /** Signer name from the signature dictionary, else the certificate's common name. */
+  name: string;
+  /** E-mail address from the signing certificate, if it has one. */
+  email: string;
+  /** Signing time claimed in the signature dictionary (ISO 8601), "" if none. */
+  signedAt: string;
   /** Hex SHA-256 fingerprint of the signing certificate. */
-  certificateSha256: string;
+  certificateFingerprint: string;
   /** The signature's SubFilter, e.g. "ETSI.CAdES.detached". */
   subFilter: string;
-  /** Digest algorithm, e.g. "SHA-256". */
-  digestAlgorithm: string;
-  /** Why the signature is not intact, when it is not. */
+  /** True when the signature covers the whole file (nothing appended after). */
+  coversWholeDocument: boolean;
+  /** True when the CMS carries an RFC 3161 signature timestamp token. */
+  timestamped: boolean;
+  /** True when the signed bytes match the signature and the CMS is sound. */
+  intact: boolean;
+  /** The first problem found with this signature, if any. */
   problem: string;
-  /** Whether the certificate is this service's own signing certificate. */
-  signedByThisService: boolean;
-  /** Signing time claimed in the PDF signature dictionary, if any. */
-  claimedSigningTime: Date | undefined;
+}
+
+/** Facts about a checked document. */
+export interface VerifiedDocument {
+  /** Hex SHA-256 of the whole file. */
+  sha256: string;
+  /** Number of pages. */
+  pages: number;
 }
 
 /** Asks for the verification key. */
@@ -215,7 +234,7 @@ export interface GetVerificationKeyRequest {
 export interface GetVerificationKeyResponse {
   /** Signing certificate, PEM. */
   certificatePem: string;
-  /** Certificate chain above the signing certificate, PEM, if configured. */
+  /** Certificate chain above the signing certificate, PEM, issuer first. */
   chainPem: string[];
   /** Public key, PEM (SubjectPublicKeyInfo). */
   publicKeyPem: string;
@@ -223,6 +242,16 @@ export interface GetVerificationKeyResponse {
   certificateSha256: string;
   /** Key algorithm, e.g. "RSA-2048" or "ECDSA-P256". */
   algorithm: string;
+  /** Subject of the signing certificate, e.g. "CN=DocService signing". */
+  subject: string;
+  /** Issuer of the signing certificate. */
+  issuer: string;
+  /** Start of the certificate's validity. */
+  notBefore:
+    | Date
+    | undefined;
+  /** End of the certificate's validity. */
+  notAfter: Date | undefined;
 }
 
 function createBaseDocumentSource(): DocumentSource {
@@ -1018,7 +1047,7 @@ export const SigningServiceVerifyRequest: MessageFns<SigningServiceVerifyRequest
 };
 
 function createBaseSigningServiceVerifyResponse(): SigningServiceVerifyResponse {
-  return { valid: false, signatures: [] };
+  return { valid: false, reason: "", signers: [], document: undefined };
 }
 
 export const SigningServiceVerifyResponse: MessageFns<SigningServiceVerifyResponse> = {
@@ -1026,8 +1055,14 @@ export const SigningServiceVerifyResponse: MessageFns<SigningServiceVerifyRespon
     if (message.valid !== false) {
       writer.uint32(8).bool(message.valid);
     }
-    for (const v of message.signatures) {
-      SignatureReport.encode(v!, writer.uint32(18).fork()).join();
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    for (const v of message.signers) {
+      SignerReport.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.document !== undefined) {
+      VerifiedDocument.encode(message.document, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1058,7 +1093,23 @@ export const SigningServiceVerifyResponse: MessageFns<SigningServiceVerifyRespon
               break;
             }
 
-            message.signatures.push(SignatureReport.decode(reader, reader.uint32()));
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.signers.push(SignerReport.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.document = VerifiedDocument.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -1076,9 +1127,11 @@ export const SigningServiceVerifyResponse: MessageFns<SigningServiceVerifyRespon
   fromJSON(object: any): SigningServiceVerifyResponse {
     return {
       valid: isSet(object.valid) ? globalThis.Boolean(object.valid) : false,
-      signatures: globalThis.Array.isArray(object?.signatures)
-        ? object.signatures.map((e: any) => SignatureReport.fromJSON(e))
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      signers: globalThis.Array.isArray(object?.signers)
+        ? object.signers.map((e: any) => SignerReport.fromJSON(e))
         : [],
+      document: isSet(object.document) ? VerifiedDocument.fromJSON(object.document) : undefined,
     };
   },
 
@@ -1087,8 +1140,14 @@ export const SigningServiceVerifyResponse: MessageFns<SigningServiceVerifyRespon
     if (message.valid !== false) {
       obj.valid = message.valid;
     }
-    if (message.signatures?.length) {
-      obj.signatures = message.signatures.map((e) => SignatureReport.toJSON(e));
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.signers?.length) {
+      obj.signers = message.signers.map((e) => SignerReport.toJSON(e));
+    }
+    if (message.document !== undefined) {
+      obj.document = VerifiedDocument.toJSON(message.document);
     }
     return obj;
   },
@@ -1099,58 +1158,62 @@ export const SigningServiceVerifyResponse: MessageFns<SigningServiceVerifyRespon
   fromPartial<I extends Exact<DeepPartial<SigningServiceVerifyResponse>, I>>(object: I): SigningServiceVerifyResponse {
     const message = createBaseSigningServiceVerifyResponse();
     message.valid = object.valid ?? false;
-    message.signatures = object.signatures?.map((e) => SignatureReport.fromPartial(e)) || [];
+    message.reason = object.reason ?? "";
+    message.signers = object.signers?.map((e) => SignerReport.fromPartial(e)) || [];
+    message.document = (object.document !== undefined && object.document !== null)
+      ? VerifiedDocument.fromPartial(object.document)
+      : undefined;
     return message;
   },
 };
 
-function createBaseSignatureReport(): SignatureReport {
+function createBaseSignerReport(): SignerReport {
   return {
-    intact: false,
-    coversWholeDocument: false,
-    signerSubject: "",
-    certificateSha256: "",
+    name: "",
+    email: "",
+    signedAt: "",
+    certificateFingerprint: "",
     subFilter: "",
-    digestAlgorithm: "",
+    coversWholeDocument: false,
+    timestamped: false,
+    intact: false,
     problem: "",
-    signedByThisService: false,
-    claimedSigningTime: undefined,
   };
 }
 
-export const SignatureReport: MessageFns<SignatureReport> = {
-  encode(message: SignatureReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.intact !== false) {
-      writer.uint32(8).bool(message.intact);
+export const SignerReport: MessageFns<SignerReport> = {
+  encode(message: SignerReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
     }
-    if (message.coversWholeDocument !== false) {
-      writer.uint32(16).bool(message.coversWholeDocument);
+    if (message.email !== "") {
+      writer.uint32(18).string(message.email);
     }
-    if (message.signerSubject !== "") {
-      writer.uint32(26).string(message.signerSubject);
+    if (message.signedAt !== "") {
+      writer.uint32(26).string(message.signedAt);
     }
-    if (message.certificateSha256 !== "") {
-      writer.uint32(34).string(message.certificateSha256);
+    if (message.certificateFingerprint !== "") {
+      writer.uint32(34).string(message.certificateFingerprint);
     }
     if (message.subFilter !== "") {
       writer.uint32(42).string(message.subFilter);
     }
-    if (message.digestAlgorithm !== "") {
-      writer.uint32(50).string(message.digestAlgorithm);
+    if (message.coversWholeDocument !== false) {
+      writer.uint32(48).bool(message.coversWholeDocument);
+    }
+    if (message.timestamped !== false) {
+      writer.uint32(56).bool(message.timestamped);
+    }
+    if (message.intact !== false) {
+      writer.uint32(64).bool(message.intact);
     }
     if (message.problem !== "") {
-      writer.uint32(58).string(message.problem);
-    }
-    if (message.signedByThisService !== false) {
-      writer.uint32(64).bool(message.signedByThisService);
-    }
-    if (message.claimedSigningTime !== undefined) {
-      Timestamp.encode(toTimestamp(message.claimedSigningTime), writer.uint32(74).fork()).join();
+      writer.uint32(74).string(message.problem);
     }
     return writer;
   },
 
-  decode(input: BinaryReader | Uint8Array, length?: number): SignatureReport {
+  decode(input: BinaryReader | Uint8Array, length?: number): SignerReport {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
@@ -1159,24 +1222,24 @@ export const SignatureReport: MessageFns<SignatureReport> = {
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseSignatureReport();
+      const message = createBaseSignerReport();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
           case 1: {
-            if (tag !== 8) {
+            if (tag !== 10) {
               break;
             }
 
-            message.intact = reader.bool();
+            message.name = reader.string();
             continue;
           }
           case 2: {
-            if (tag !== 16) {
+            if (tag !== 18) {
               break;
             }
 
-            message.coversWholeDocument = reader.bool();
+            message.email = reader.string();
             continue;
           }
           case 3: {
@@ -1184,7 +1247,7 @@ export const SignatureReport: MessageFns<SignatureReport> = {
               break;
             }
 
-            message.signerSubject = reader.string();
+            message.signedAt = reader.string();
             continue;
           }
           case 4: {
@@ -1192,7 +1255,7 @@ export const SignatureReport: MessageFns<SignatureReport> = {
               break;
             }
 
-            message.certificateSha256 = reader.string();
+            message.certificateFingerprint = reader.string();
             continue;
           }
           case 5: {
@@ -1204,19 +1267,19 @@ export const SignatureReport: MessageFns<SignatureReport> = {
             continue;
           }
           case 6: {
-            if (tag !== 50) {
+            if (tag !== 48) {
               break;
             }
 
-            message.digestAlgorithm = reader.string();
+            message.coversWholeDocument = reader.bool();
             continue;
           }
           case 7: {
-            if (tag !== 58) {
+            if (tag !== 56) {
               break;
             }
 
-            message.problem = reader.string();
+            message.timestamped = reader.bool();
             continue;
           }
           case 8: {
@@ -1224,7 +1287,7 @@ export const SignatureReport: MessageFns<SignatureReport> = {
               break;
             }
 
-            message.signedByThisService = reader.bool();
+            message.intact = reader.bool();
             continue;
           }
           case 9: {
@@ -1232,7 +1295,7 @@ export const SignatureReport: MessageFns<SignatureReport> = {
               break;
             }
 
-            message.claimedSigningTime = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            message.problem = reader.string();
             continue;
           }
         }
@@ -1247,94 +1310,167 @@ export const SignatureReport: MessageFns<SignatureReport> = {
     }
   },
 
-  fromJSON(object: any): SignatureReport {
+  fromJSON(object: any): SignerReport {
     return {
-      intact: isSet(object.intact) ? globalThis.Boolean(object.intact) : false,
-      coversWholeDocument: isSet(object.coversWholeDocument)
-        ? globalThis.Boolean(object.coversWholeDocument)
-        : isSet(object.covers_whole_document)
-        ? globalThis.Boolean(object.covers_whole_document)
-        : false,
-      signerSubject: isSet(object.signerSubject)
-        ? globalThis.String(object.signerSubject)
-        : isSet(object.signer_subject)
-        ? globalThis.String(object.signer_subject)
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      email: isSet(object.email) ? globalThis.String(object.email) : "",
+      signedAt: isSet(object.signedAt)
+        ? globalThis.String(object.signedAt)
+        : isSet(object.signed_at)
+        ? globalThis.String(object.signed_at)
         : "",
-      certificateSha256: isSet(object.certificateSha256)
-        ? globalThis.String(object.certificateSha256)
-        : isSet(object.certificate_sha256)
-        ? globalThis.String(object.certificate_sha256)
+      certificateFingerprint: isSet(object.certificateFingerprint)
+        ? globalThis.String(object.certificateFingerprint)
+        : isSet(object.certificate_fingerprint)
+        ? globalThis.String(object.certificate_fingerprint)
         : "",
       subFilter: isSet(object.subFilter)
         ? globalThis.String(object.subFilter)
         : isSet(object.sub_filter)
         ? globalThis.String(object.sub_filter)
         : "",
-      digestAlgorithm: isSet(object.digestAlgorithm)
-        ? globalThis.String(object.digestAlgorithm)
-        : isSet(object.digest_algorithm)
-        ? globalThis.String(object.digest_algorithm)
-        : "",
-      problem: isSet(object.problem) ? globalThis.String(object.problem) : "",
-      signedByThisService: isSet(object.signedByThisService)
-        ? globalThis.Boolean(object.signedByThisService)
-        : isSet(object.signed_by_this_service)
-        ? globalThis.Boolean(object.signed_by_this_service)
+      coversWholeDocument: isSet(object.coversWholeDocument)
+        ? globalThis.Boolean(object.coversWholeDocument)
+        : isSet(object.covers_whole_document)
+        ? globalThis.Boolean(object.covers_whole_document)
         : false,
-      claimedSigningTime: isSet(object.claimedSigningTime)
-        ? fromJsonTimestamp(object.claimedSigningTime)
-        : isSet(object.claimed_signing_time)
-        ? fromJsonTimestamp(object.claimed_signing_time)
-        : undefined,
+      timestamped: isSet(object.timestamped) ? globalThis.Boolean(object.timestamped) : false,
+      intact: isSet(object.intact) ? globalThis.Boolean(object.intact) : false,
+      problem: isSet(object.problem) ? globalThis.String(object.problem) : "",
     };
   },
 
-  toJSON(message: SignatureReport): unknown {
+  toJSON(message: SignerReport): unknown {
     const obj: any = {};
-    if (message.intact !== false) {
-      obj.intact = message.intact;
+    if (message.name !== "") {
+      obj.name = message.name;
     }
-    if (message.coversWholeDocument !== false) {
-      obj.coversWholeDocument = message.coversWholeDocument;
+    if (message.email !== "") {
+      obj.email = message.email;
     }
-    if (message.signerSubject !== "") {
-      obj.signerSubject = message.signerSubject;
+    if (message.signedAt !== "") {
+      obj.signedAt = message.signedAt;
     }
-    if (message.certificateSha256 !== "") {
-      obj.certificateSha256 = message.certificateSha256;
+    if (message.certificateFingerprint !== "") {
+      obj.certificateFingerprint = message.certificateFingerprint;
     }
     if (message.subFilter !== "") {
       obj.subFilter = message.subFilter;
     }
-    if (message.digestAlgorithm !== "") {
-      obj.digestAlgorithm = message.digestAlgorithm;
+    if (message.coversWholeDocument !== false) {
+      obj.coversWholeDocument = message.coversWholeDocument;
+    }
+    if (message.timestamped !== false) {
+      obj.timestamped = message.timestamped;
+    }
+    if (message.intact !== false) {
+      obj.intact = message.intact;
     }
     if (message.problem !== "") {
       obj.problem = message.problem;
     }
-    if (message.signedByThisService !== false) {
-      obj.signedByThisService = message.signedByThisService;
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<SignerReport>, I>>(base?: I): SignerReport {
+    return SignerReport.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<SignerReport>, I>>(object: I): SignerReport {
+    const message = createBaseSignerReport();
+    message.name = object.name ?? "";
+    message.email = object.email ?? "";
+    message.signedAt = object.signedAt ?? "";
+    message.certificateFingerprint = object.certificateFingerprint ?? "";
+    message.subFilter = object.subFilter ?? "";
+    message.coversWholeDocument = object.coversWholeDocument ?? false;
+    message.timestamped = object.timestamped ?? false;
+    message.intact = object.intact ?? false;
+    message.problem = object.problem ?? "";
+    return message;
+  },
+};
+
+function createBaseVerifiedDocument(): VerifiedDocument {
+  return { sha256: "", pages: 0 };
+}
+
+export const VerifiedDocument: MessageFns<VerifiedDocument> = {
+  encode(message: VerifiedDocument, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.sha256 !== "") {
+      writer.uint32(10).string(message.sha256);
     }
-    if (message.claimedSigningTime !== undefined) {
-      obj.claimedSigningTime = message.claimedSigningTime.toISOString();
+    if (message.pages !== 0) {
+      writer.uint32(16).uint32(message.pages);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): VerifiedDocument {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseVerifiedDocument();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pages = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): VerifiedDocument {
+    return {
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      pages: isSet(object.pages) ? globalThis.Number(object.pages) : 0,
+    };
+  },
+
+  toJSON(message: VerifiedDocument): unknown {
+    const obj: any = {};
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.pages !== 0) {
+      obj.pages = Math.round(message.pages);
     }
     return obj;
   },
 
-  create<I extends Exact<DeepPartial<SignatureReport>, I>>(base?: I): SignatureReport {
-    return SignatureReport.fromPartial(base ?? ({} as any));
+  create<I extends Exact<DeepPartial<VerifiedDocument>, I>>(base?: I): VerifiedDocument {
+    return VerifiedDocument.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<SignatureReport>, I>>(object: I): SignatureReport {
-    const message = createBaseSignatureReport();
-    message.intact = object.intact ?? false;
-    message.coversWholeDocument = object.coversWholeDocument ?? false;
-    message.signerSubject = object.signerSubject ?? "";
-    message.certificateSha256 = object.certificateSha256 ?? "";
-    message.subFilter = object.subFilter ?? "";
-    message.digestAlgorithm = object.digestAlgorithm ?? "";
-    message.problem = object.problem ?? "";
-    message.signedByThisService = object.signedByThisService ?? false;
-    message.claimedSigningTime = object.claimedSigningTime ?? undefined;
+  fromPartial<I extends Exact<DeepPartial<VerifiedDocument>, I>>(object: I): VerifiedDocument {
+    const message = createBaseVerifiedDocument();
+    message.sha256 = object.sha256 ?? "";
+    message.pages = object.pages ?? 0;
     return message;
   },
 };
@@ -1392,7 +1528,17 @@ export const GetVerificationKeyRequest: MessageFns<GetVerificationKeyRequest> = 
 };
 
 function createBaseGetVerificationKeyResponse(): GetVerificationKeyResponse {
-  return { certificatePem: "", chainPem: [], publicKeyPem: "", certificateSha256: "", algorithm: "" };
+  return {
+    certificatePem: "",
+    chainPem: [],
+    publicKeyPem: "",
+    certificateSha256: "",
+    algorithm: "",
+    subject: "",
+    issuer: "",
+    notBefore: undefined,
+    notAfter: undefined,
+  };
 }
 
 export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> = {
@@ -1411,6 +1557,18 @@ export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> 
     }
     if (message.algorithm !== "") {
       writer.uint32(42).string(message.algorithm);
+    }
+    if (message.subject !== "") {
+      writer.uint32(50).string(message.subject);
+    }
+    if (message.issuer !== "") {
+      writer.uint32(58).string(message.issuer);
+    }
+    if (message.notBefore !== undefined) {
+      Timestamp.encode(toTimestamp(message.notBefore), writer.uint32(66).fork()).join();
+    }
+    if (message.notAfter !== undefined) {
+      Timestamp.encode(toTimestamp(message.notAfter), writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -1468,6 +1626,38 @@ export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> 
             message.algorithm = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.subject = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.issuer = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.notBefore = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.notAfter = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1503,6 +1693,18 @@ export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> 
         ? globalThis.String(object.certificate_sha256)
         : "",
       algorithm: isSet(object.algorithm) ? globalThis.String(object.algorithm) : "",
+      subject: isSet(object.subject) ? globalThis.String(object.subject) : "",
+      issuer: isSet(object.issuer) ? globalThis.String(object.issuer) : "",
+      notBefore: isSet(object.notBefore)
+        ? fromJsonTimestamp(object.notBefore)
+        : isSet(object.not_before)
+        ? fromJsonTimestamp(object.not_before)
+        : undefined,
+      notAfter: isSet(object.notAfter)
+        ? fromJsonTimestamp(object.notAfter)
+        : isSet(object.not_after)
+        ? fromJsonTimestamp(object.not_after)
+        : undefined,
     };
   },
 
@@ -1523,6 +1725,18 @@ export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> 
     if (message.algorithm !== "") {
       obj.algorithm = message.algorithm;
     }
+    if (message.subject !== "") {
+      obj.subject = message.subject;
+    }
+    if (message.issuer !== "") {
+      obj.issuer = message.issuer;
+    }
+    if (message.notBefore !== undefined) {
+      obj.notBefore = message.notBefore.toISOString();
+    }
+    if (message.notAfter !== undefined) {
+      obj.notAfter = message.notAfter.toISOString();
+    }
     return obj;
   },
 
@@ -1536,6 +1750,10 @@ export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> 
     message.publicKeyPem = object.publicKeyPem ?? "";
     message.certificateSha256 = object.certificateSha256 ?? "";
     message.algorithm = object.algorithm ?? "";
+    message.subject = object.subject ?? "";
+    message.issuer = object.issuer ?? "";
+    message.notBefore = object.notBefore ?? undefined;
+    message.notAfter = object.notAfter ?? undefined;
     return message;
   },
 };

@@ -1,0 +1,198 @@
+import { z } from "zod";
+import { AuditEventType, type DocumentSource, type SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
+import { validationError } from "../core/errors.js";
+import { fieldIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/sign-request-schema.js";
+import type { SigningApi } from "../signing/signing-service.js";
+import { readJsonBody } from "./json-body.js";
+import type { RequestContext, Route } from "./route.js";
+
+export interface SignRouteLimits {
+  maxDocumentBytes: number;
+  metadataMaxBytes: number;
+}
+
+const EVENT_TYPES: Record<SignRequestJson["auditTrail"][number]["type"], AuditEventType> = {
+  ready: AuditEventType.AUDIT_EVENT_TYPE_READY,
+  scroll: AuditEventType.AUDIT_EVENT_TYPE_SCROLL,
+  field_change: AuditEventType.AUDIT_EVENT_TYPE_FIELD_CHANGE,
+  submit: AuditEventType.AUDIT_EVENT_TYPE_SUBMIT,
+};
+
+/** Room in a JSON body beyond the base64 document: signer, audit trail (up to 10,000 events), metadata. */
+const BODY_OVERHEAD_BYTES = 4 * 1024 * 1024;
+
+const documentResponseSchema = {
+  type: "object",
+  required: ["document"],
+  properties: {
+    document: {
+      type: "object",
+      required: ["base64", "contentType"],
+      properties: { base64: { type: "string", description: "The signed PDF." }, contentType: { type: "string", const: "application/pdf" } },
+    },
+  },
+};
+
+const verificationSchema = {
+  type: "object",
+  required: ["valid", "reason", "signers", "document"],
+  properties: {
+    valid: { type: "boolean", description: "Every signature intact, the last covering the whole file, and trusted when trusted roots are configured." },
+    reason: { type: "string" },
+    signers: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["name", "email", "signedAt", "certificateFingerprint", "subFilter", "coversWholeDocument", "timestamped", "intact"],
+        properties: {
+          name: { type: "string" },
+          email: { type: "string" },
+          signedAt: { type: "string", description: "ISO 8601; empty when the signature claims no time." },
+          certificateFingerprint: { type: "string", description: "Hex SHA-256 of the signing certificate." },
+          subFilter: { type: "string" },
+          coversWholeDocument: { type: "boolean" },
+          timestamped: { type: "boolean", description: "Carries an RFC 3161 signature timestamp." },
+          intact: { type: "boolean" },
+          problem: { type: "string", description: "Why the signature is not valid, when it is not." },
+        },
+      },
+    },
+    document: { type: "object", required: ["sha256", "pages"], properties: { sha256: { type: "string" }, pages: { type: "integer" } } },
+  },
+};
+
+const verificationKeySchema = {
+  type: "object",
+  required: ["certificatePem", "chainPem", "publicKeyPem", "sha256Fingerprint", "algorithm", "subject", "issuer", "validity"],
+  properties: {
+    certificatePem: { type: "string" },
+    chainPem: { type: "array", items: { type: "string" }, description: "Certificates above the signing certificate, issuer first." },
+    publicKeyPem: { type: "string" },
+    sha256Fingerprint: { type: "string", description: "Hex SHA-256 of the certificate, as /v1/verify and the certificate page show it." },
+    algorithm: { type: "string", enum: ["RSA-2048", "RSA-3072", "ECDSA-P256"] },
+    subject: { type: "string" },
+    issuer: { type: "string" },
+    validity: {
+      type: "object",
+      required: ["notBefore", "notAfter"],
+      properties: { notBefore: { type: "string", format: "date-time" }, notAfter: { type: "string", format: "date-time" } },
+    },
+  },
+};
+
+/** JSON Schema of a zod schema, for /openapi.json. */
+function jsonSchema(schema: z.ZodType): object {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  return rest;
+}
+
+function documentSource(document: { base64?: string; url?: string }): DocumentSource {
+  return document.url !== undefined ? { url: document.url } : { content: Buffer.from(document.base64!, "base64") };
+}
+
+function toSignRequest(body: SignRequestJson, callerKeyId: string): SignRequest {
+  return {
+    document: documentSource(body.document),
+    signer: { email: body.signer.email, name: body.signer.name, ip: body.signer.ip ?? "", userAgent: body.signer.userAgent ?? "" },
+    auditTrail: body.auditTrail.map((event) => ({ type: EVENT_TYPES[event.type], timestamp: new Date(event.timestamp), data: event.data })),
+    eventId: body.eventId ?? "",
+    metadata: body.metadata,
+    certificate: body.certificate,
+    callerKeyId,
+  };
+}
+
+async function parsedBody<T>(context: RequestContext, schema: z.ZodType<T>, maxBytes: number): Promise<T> {
+  const result = schema.safeParse(await readJsonBody(context.request, maxBytes));
+  if (!result.success) throw validationError(fieldIssues(result.error));
+  return result.data;
+}
+
+const documentErrors = {
+  413: "The document (sent or fetched) or the request body is too large.",
+  415: "The body is not JSON.",
+  422: "The document is not a PDF or DOCX, is damaged or encrypted, already carries signatures, or its URL could not be read (the message says why).",
+};
+
+/** /v1/sign, /v1/verify and /v1/verify/key. */
+export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[] {
+  const signSchema = signRequestSchema(limits);
+  const maxBodyBytes = Math.ceil(limits.maxDocumentBytes / 3) * 4 + limits.metadataMaxBytes * 6 + BODY_OVERHEAD_BYTES;
+  return [
+    {
+      method: "POST",
+      path: "/v1/sign",
+      operationId: "sign",
+      summary:
+        "Sign a PDF or DOCX (PAdES B-B; B-T when a TSA is configured) after appending an audit-trail certificate page. " +
+        "With `eventId`, a repeat of the same request returns the same signed document for 24 hours.",
+      auth: "bearer",
+      requestBody: { contentType: "application/json", schema: jsonSchema(signSchema) },
+      successStatus: 200,
+      responseSchema: documentResponseSchema,
+      errors: {
+        400: "The request breaks a rule; `details` lists every problem as {field, issue}.",
+        401: "The API key is missing, malformed or revoked.",
+        409: "`eventId` was already used with a different request, or the same request is still being signed.",
+        ...documentErrors,
+        503: "Every signer is busy, or the key (HSM), the time-stamping authority or the store is unavailable; see Retry-After.",
+        504: "Converting the DOCX took longer than the limit.",
+      },
+      async handle(context) {
+        const body = await parsedBody(context, signSchema, maxBodyBytes);
+        const response = await signing.sign(toSignRequest(body, context.principal!.keyId));
+        return { status: 200, body: { document: { base64: response.document!.content.toString("base64"), contentType: "application/pdf" } } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/verify",
+      operationId: "verifySignatures",
+      summary: "Check every signature of a PDF: the CMS, the byte ranges, whether the last one covers the whole file, and the chain when trusted roots are configured.",
+      auth: "none",
+      requestBody: { contentType: "application/json", schema: jsonSchema(verifyRequestSchema) },
+      successStatus: 200,
+      responseSchema: verificationSchema,
+      errors: { 400: "The request breaks a rule; see `details`.", ...documentErrors, 503: "Every verifier is busy; see Retry-After." },
+      async handle(context) {
+        const body = await parsedBody(context, verifyRequestSchema, maxBodyBytes);
+        const result = await signing.verify({ document: documentSource(body.document) });
+        return {
+          status: 200,
+          body: {
+            valid: result.valid,
+            reason: result.reason,
+            signers: result.signers.map(({ problem, ...signer }) => ({ ...signer, ...(problem ? { problem } : {}) })),
+            document: result.document,
+          },
+        };
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/verify/key",
+      operationId: "getVerificationKey",
+      summary: "The current signing certificate (PEM), its SHA-256 fingerprint, algorithm, validity and subject.",
+      auth: "none",
+      successStatus: 200,
+      responseSchema: verificationKeySchema,
+      errors: { 503: "The signing service is unavailable." },
+      async handle() {
+        const key = await signing.getVerificationKey({});
+        return {
+          status: 200,
+          body: {
+            certificatePem: key.certificatePem,
+            chainPem: key.chainPem,
+            publicKeyPem: key.publicKeyPem,
+            sha256Fingerprint: key.certificateSha256,
+            algorithm: key.algorithm,
+            subject: key.subject,
+            issuer: key.issuer,
+            validity: { notBefore: key.notBefore?.toISOString(), notAfter: key.notAfter?.toISOString() },
+          },
+        };
+      },
+    },
+  ];
+}

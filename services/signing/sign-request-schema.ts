@@ -1,0 +1,127 @@
+/**
+ * The rules of a sign request, as the JSON of `POST /v1/sign` spells it. The
+ * gateway checks request bodies with {@link signRequestSchema}; SigningService
+ * checks gRPC requests with the parts that survive protobuf (signer, audit
+ * trail, metadata, eventId). Every problem becomes one `{field, issue}`.
+ */
+import { z } from "zod";
+import type { FieldIssue } from "../core/errors.js";
+import { normalizeEmail } from "../keys/email-address.js";
+
+export const MAX_AUDIT_EVENTS = 10_000;
+export const MAX_EVENT_ID_CHARS = 200;
+
+const timestamp = z.iso.datetime({ error: "must be an ISO 8601 UTC time, e.g. 2026-11-21T09:30:00Z" });
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const fieldValue = z.union([scalar, z.array(scalar)], { error: "must be a string, number, boolean, null or an array of them" });
+const dataObject = z.record(z.string(), z.unknown(), { error: "must be an object" });
+
+const auditEvent = z.discriminatedUnion(
+  "type",
+  [
+    z.strictObject({ type: z.literal("ready"), timestamp, data: dataObject.optional() }),
+    z.strictObject({
+      type: z.literal("scroll"),
+      timestamp,
+      data: z.looseObject({ percent: z.number({ error: "must be a number from 0 to 100" }).min(0).max(100) }),
+    }),
+    z.strictObject({
+      type: z.literal("field_change"),
+      timestamp,
+      data: z.looseObject({
+        fieldId: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string").max(200),
+        value: fieldValue,
+        previousValue: fieldValue.optional(),
+      }),
+    }),
+    z.strictObject({ type: z.literal("submit"), timestamp, data: dataObject.optional() }),
+  ],
+  { error: "must be one of ready, scroll, field_change, submit" },
+);
+
+export const auditTrailSchema = z
+  .array(auditEvent, { error: "must be an array of events" })
+  .min(1, "must have at least one event")
+  .max(MAX_AUDIT_EVENTS, `must have at most ${MAX_AUDIT_EVENTS} events`)
+  // `when`: also reported when some events are malformed, so one answer lists every problem.
+  .refine((events) => events.some((event) => event?.type === "submit"), {
+    message: "must contain at least one submit event",
+    when: (payload) => Array.isArray(payload.value) && payload.value.length > 0,
+  });
+
+const optionalText = (max: number) => z.string().max(max, `must be at most ${max} characters`).optional();
+
+export const signerSchema = z.strictObject(
+  {
+    email: z.string({ error: "is required" }).refine((value) => normalizeEmail(value) !== undefined, "must be a valid e-mail address"),
+    name: z
+      .string({ error: "is required" })
+      .refine((value) => value.trim().length >= 2, "must be at least 2 characters")
+      .refine((value) => value.length <= 255, "must be at most 255 characters"),
+    ip: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
+    userAgent: optionalText(1000),
+  },
+  { error: "is required" },
+);
+
+export const eventIdSchema = z
+  .string({ error: "must be a string" })
+  .min(1, "must not be empty")
+  .max(MAX_EVENT_ID_CHARS, `must be at most ${MAX_EVENT_ID_CHARS} characters`)
+  .regex(/^[^\p{Cc}]+$/u, "must not contain control characters");
+
+export function metadataSchema(maxBytes: number) {
+  return dataObject.refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`);
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export const documentSchema = z
+  .strictObject(
+    {
+      base64: z
+        .string({ error: "must be a base64 string" })
+        .min(1, "must not be empty")
+        .refine((value) => value.length % 4 === 0 && BASE64.test(value), "must be standard base64 (A–Z, a–z, 0–9, +, /, = padding)")
+        .optional(),
+      url: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
+    },
+    { error: "is required" },
+  )
+  .refine((value) => (value.base64 === undefined) !== (value.url === undefined), "must have exactly one of base64 or url");
+
+export function signRequestSchema(limits: { metadataMaxBytes: number }) {
+  return z.strictObject(
+    {
+      document: documentSchema,
+      signer: signerSchema,
+      auditTrail: auditTrailSchema,
+      eventId: eventIdSchema.optional(),
+      metadata: metadataSchema(limits.metadataMaxBytes).optional(),
+      certificate: z.strictObject({ enabled: z.boolean({ error: "must be true or false" }).optional() }, { error: "must be an object" }).optional(),
+    },
+    { error: "must be a JSON object" },
+  );
+}
+
+export const verifyRequestSchema = z.strictObject({ document: documentSchema }, { error: "must be a JSON object" });
+
+export type SignRequestJson = z.output<ReturnType<typeof signRequestSchema>>;
+export type AuditEventJson = z.output<typeof auditEvent>;
+
+/** `{field, issue}` for every problem zod found; `prefix` names where the value sits in the request. */
+export function fieldIssues(error: z.ZodError, prefix = ""): FieldIssue[] {
+  return error.issues.flatMap((issue): FieldIssue[] => {
+    const at = fieldPath([...(prefix ? [prefix] : []), ...issue.path]);
+    if (issue.code === "unrecognized_keys") {
+      const advice = at === "signer" ? "; put application data in metadata" : "";
+      return issue.keys.map((key) => ({ field: fieldPath([...(at ? [at] : []), key]), issue: `is not a known field${advice}` }));
+    }
+    return [{ field: at || "body", issue: issue.message }];
+  });
+}
+
+/** ["auditTrail", 0, "data"] → "auditTrail[0].data". */
+function fieldPath(path: PropertyKey[]): string {
+  return path.reduce<string>((text, part) => (typeof part === "number" ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), "");
+}

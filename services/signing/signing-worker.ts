@@ -1,0 +1,70 @@
+/**
+ * A signing worker thread: loads, extends, saves and signs PDFs, and verifies
+ * them, off the service's event loop. The private key is not here: each raw
+ * signature is asked of the parent, which holds the key (a PKCS#11 session
+ * pool cannot be shared across threads).
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { verifyPdfSignatures } from "./pdf-verifier.js";
+import type { SigningKey } from "./signing-key.js";
+import { runSigningJob } from "./signing-job.js";
+import { TimestampAuthority } from "./timestamp-authority.js";
+import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
+
+const port = parentPort!;
+const setup = workerData as WorkerSetup;
+// No roots configured: no chain check (an empty list would distrust every signer).
+const trustedRootsDer = setup.trustedRootsDer.length > 0 ? setup.trustedRootsDer.map(asBuffer) : undefined;
+const timestampAuthority = setup.timestampAuthority && new TimestampAuthority(setup.timestampAuthority);
+const pendingSignatures = new Map<number, { resolve(signature: Buffer): void; reject(error: Error): void }>();
+let nextCallId = 1;
+
+const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+/** The key as seen from this thread: certificates here, signatures from the parent. */
+function keyForTask(taskId: number): SigningKey {
+  return {
+    algorithm: setup.algorithm,
+    certificateDer: asBuffer(setup.certificateDer),
+    chainDer: setup.chainDer.map(asBuffer),
+    sign(data) {
+      const callId = nextCallId++;
+      return new Promise((resolve, reject) => {
+        pendingSignatures.set(callId, { resolve, reject });
+        post({ type: "sign", taskId, callId, data });
+      });
+    },
+    close: async () => {},
+  };
+}
+
+/** Only a buffer alone in its ArrayBuffer may be transferred: a pooled one shares it with others. */
+function ownsItsMemory(bytes: Buffer): boolean {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+}
+
+async function run(taskId: number, task: Task): Promise<void> {
+  try {
+    if (task.kind === "sign") {
+      const signed = await runSigningJob(task.job, keyForTask(taskId), timestampAuthority);
+      post({ type: "done", taskId, signed }, ownsItsMemory(signed) ? [signed.buffer as ArrayBuffer] : []);
+    } else {
+      const verification = await verifyPdfSignatures(asBuffer(task.pdf), { trustedRootsDer });
+      post({ type: "done", taskId, verification });
+    }
+  } catch (error) {
+    post({ type: "failed", taskId, error: serializeError(error) });
+  }
+}
+
+port.on("message", (message: ToWorker) => {
+  if (message.type === "task") {
+    void run(message.taskId, message.task);
+    return;
+  }
+  const pending = pendingSignatures.get(message.callId);
+  pendingSignatures.delete(message.callId);
+  if (!pending) return;
+  if (message.signature) pending.resolve(asBuffer(message.signature));
+  else pending.reject(deserializeError(message.error!));
+});

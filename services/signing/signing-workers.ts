@@ -1,0 +1,155 @@
+import { Worker } from "node:worker_threads";
+import { ServiceError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { PdfVerification } from "./pdf-verifier.js";
+import { Pkcs11KeyError } from "./pkcs11-key.js";
+import type { SigningJob } from "./signing-job.js";
+import type { SigningKey } from "./signing-key.js";
+import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
+
+export interface SigningWorkersOptions {
+  /** Worker threads; one per core uses every core. */
+  size: number;
+  /** Tasks in flight across all workers; more are refused with 503. */
+  queueLimit: number;
+  trustedRootsDer: Buffer[];
+  timestampAuthority?: { url: string; timeoutMs: number };
+}
+
+interface PendingTask {
+  worker: PooledWorker;
+  resolve(message: Extract<FromWorker, { type: "done" }>): void;
+  reject(error: Error): void;
+}
+
+interface PooledWorker {
+  thread: Worker;
+  inFlight: number;
+  startedAt: number;
+}
+
+const WORKER_URL = new URL("./signing-worker.bootstrap.mjs", import.meta.url);
+/** A worker that dies sooner than this after starting is restarted after {@link RESTART_DELAY_MS}, not at once. */
+const EARLY_DEATH_MS = 5000;
+const RESTART_DELAY_MS = 1000;
+
+/**
+ * Worker threads that sign and verify PDFs, so PDF parsing, page layout and
+ * serialisation use every core and never stall the event loop. The key stays
+ * on this thread: a worker sends the bytes to sign here, `key.sign` runs here
+ * (a PKCS#11 session pool or node:crypto, both asynchronous), the signature
+ * goes back. A task goes to the least busy worker; a worker that dies fails
+ * its tasks with INTERNAL and is replaced (after a pause when it died young,
+ * so a worker that cannot start does not spin).
+ */
+export class SigningWorkers {
+  private readonly workers: PooledWorker[] = [];
+  private readonly pending = new Map<number, PendingTask>();
+  private nextTaskId = 1;
+  private closing = false;
+
+  constructor(
+    private readonly key: SigningKey,
+    private readonly options: SigningWorkersOptions,
+    private readonly logger: Logger,
+  ) {
+    for (let i = 0; i < options.size; i++) this.workers.push(this.spawn());
+  }
+
+  async sign(job: SigningJob): Promise<Buffer> {
+    const done = await this.run({ kind: "sign", job });
+    return asBuffer(done.signed!);
+  }
+
+  async verify(pdf: Buffer): Promise<PdfVerification> {
+    const done = await this.run({ kind: "verify", pdf });
+    return done.verification!;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.workers.map((worker) => worker.thread.terminate()));
+  }
+
+  private run(task: Task): Promise<Extract<FromWorker, { type: "done" }>> {
+    if (this.pending.size >= this.options.queueLimit) {
+      return Promise.reject(new ServiceError("UNAVAILABLE", "Every signer is busy; try again shortly.", { retryAfterSeconds: 1 }));
+    }
+    if (this.workers.length === 0) {
+      return Promise.reject(new ServiceError("UNAVAILABLE", "The signers are restarting; try again shortly.", { retryAfterSeconds: 2 }));
+    }
+    const worker = this.workers.reduce((least, candidate) => (candidate.inFlight < least.inFlight ? candidate : least));
+    const taskId = this.nextTaskId++;
+    worker.inFlight++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(taskId, { worker, resolve, reject });
+      worker.thread.postMessage({ type: "task", taskId, task } satisfies ToWorker);
+    });
+  }
+
+  private spawn(): PooledWorker {
+    const setup: WorkerSetup = {
+      algorithm: this.key.algorithm,
+      certificateDer: this.key.certificateDer,
+      chainDer: this.key.chainDer,
+      trustedRootsDer: this.options.trustedRootsDer,
+      timestampAuthority: this.options.timestampAuthority,
+    };
+    const worker: PooledWorker = { thread: new Worker(WORKER_URL, { workerData: setup }), inFlight: 0, startedAt: Date.now() };
+    worker.thread.on("message", (message: FromWorker) => this.onMessage(worker, message));
+    worker.thread.on("error", (error) => this.replace(worker, error));
+    worker.thread.on("exit", (code) => this.replace(worker, new Error(`signing worker exited with code ${code}`)));
+    worker.thread.unref();
+    return worker;
+  }
+
+  private onMessage(worker: PooledWorker, message: FromWorker): void {
+    if (message.type === "sign") {
+      void this.signFor(worker, message.callId, asBuffer(message.data));
+      return;
+    }
+    const task = this.pending.get(message.taskId);
+    if (!task) return;
+    this.pending.delete(message.taskId);
+    worker.inFlight--;
+    if (message.type === "done") return task.resolve(message);
+    const error = deserializeError(message.error);
+    if (!(error instanceof ServiceError)) this.logger.error({ err: error }, "signing task failed");
+    task.reject(error);
+  }
+
+  private async signFor(worker: PooledWorker, callId: number, data: Buffer): Promise<void> {
+    let reply: ToWorker;
+    try {
+      const signature = await this.key.sign(data);
+      reply = { type: "signature", callId, signature };
+    } catch (error) {
+      reply = { type: "signature", callId, error: serializeError(this.keyFailure(error)) };
+    }
+    worker.thread.postMessage(reply);
+  }
+
+  /** The HSM's own words go to the log; the caller learns the key is unavailable. */
+  private keyFailure(error: unknown): unknown {
+    if (!(error instanceof Pkcs11KeyError)) return error;
+    this.logger.error({ err: error.message }, "the signing key failed");
+    return new ServiceError("UNAVAILABLE", "The signing key (HSM) is unavailable; try again shortly.", { retryAfterSeconds: 5 });
+  }
+
+  private replace(worker: PooledWorker, reason: Error): void {
+    const index = this.workers.indexOf(worker);
+    if (index === -1 || this.closing) return;
+    this.logger.error({ err: reason }, "signing worker died; starting a new one");
+    for (const [taskId, task] of this.pending) {
+      if (task.worker !== worker) continue;
+      this.pending.delete(taskId);
+      task.reject(new ServiceError("INTERNAL", "The signing worker failed; try again.", { cause: reason }));
+    }
+    void worker.thread.terminate();
+    this.workers.splice(index, 1);
+    const delay = Date.now() - worker.startedAt < EARLY_DEATH_MS ? RESTART_DELAY_MS : 0;
+    setTimeout(() => {
+      if (!this.closing) this.workers.push(this.spawn());
+    }, delay).unref();
+  }
+}

@@ -1,0 +1,54 @@
+import { ServiceError, type FieldIssue } from "../core/errors.js";
+import type { PdfVerification } from "./pdf-verifier.js";
+import type { KeyAlgorithm } from "./signing-key.js";
+import type { SigningJob } from "./signing-job.js";
+
+/** The messages between the signing service and its worker threads. */
+
+/** What a worker needs to build signatures whose raw signing stays with the parent. */
+export interface WorkerSetup {
+  algorithm: KeyAlgorithm;
+  certificateDer: Uint8Array;
+  chainDer: Uint8Array[];
+  trustedRootsDer: Uint8Array[];
+  /** Set: every signature is timestamped by this RFC 3161 authority. */
+  timestampAuthority?: { url: string; timeoutMs: number };
+}
+
+export type Task = { kind: "sign"; job: SigningJob } | { kind: "verify"; pdf: Uint8Array };
+
+export type ToWorker =
+  | { type: "task"; taskId: number; task: Task }
+  | { type: "signature"; callId: number; signature?: Uint8Array; error?: SerializedError };
+
+export type FromWorker =
+  | { type: "done"; taskId: number; signed?: Uint8Array; verification?: PdfVerification }
+  | { type: "failed"; taskId: number; error: SerializedError }
+  | { type: "sign"; taskId: number; callId: number; data: Uint8Array };
+
+/** A ServiceError keeps its code across the thread boundary; anything else is an internal error with its text for the log. */
+export type SerializedError =
+  | { service: true; code: ServiceError["code"]; message: string; details?: FieldIssue[]; retryAfterSeconds?: number }
+  | { service: false; message: string; stack?: string };
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof ServiceError) {
+    return { service: true, code: error.code, message: error.message, details: error.details, retryAfterSeconds: error.retryAfterSeconds };
+  }
+  const plain = error instanceof Error ? error : new Error(String(error));
+  return { service: false, message: plain.message, stack: plain.stack };
+}
+
+export function deserializeError(error: SerializedError): Error {
+  if (error.service) {
+    return new ServiceError(error.code, error.message, { details: error.details, retryAfterSeconds: error.retryAfterSeconds });
+  }
+  const plain = new Error(error.message);
+  if (error.stack) plain.stack = error.stack;
+  return plain;
+}
+
+/** A Buffer over the bytes of a Uint8Array that crossed a thread boundary (no copy). */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

@@ -1,0 +1,115 @@
+// The eventId ledger of SigningService, both implementations against the same
+// contract: LMDB in a temp dir (with an injectable clock) and real Redis.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ServiceError } from "../../services/core/errors.js";
+import { createLogger } from "../../services/core/logger.js";
+import { connectRedis } from "../../services/core/redis-client.js";
+import { EmbeddedSignatureLedger } from "../../services/signing/embedded-signature-ledger.js";
+import { RedisSignatureLedger } from "../../services/signing/redis-signature-ledger.js";
+import type { SignatureLedger } from "../../services/signing/signature-ledger.js";
+import { startRedis, type RedisServer } from "../support/redis.js";
+
+const DOCUMENT = Buffer.from("%PDF-1.7 signed bytes \x00\xff\x80 binary-safe");
+const DAY = 24 * 3600 * 1000;
+
+/** The contract; `advance(ms)` moves time forward (a clock for LMDB, real waiting for Redis). */
+function contract(ledger: () => SignatureLedger, advance: (ms: number) => Promise<void>, pendingMs: number) {
+  test("a first claim wins; the same request while pending is in progress; another request conflicts", async () => {
+    const l = ledger();
+    assert.deepEqual(await l.claim("key-a", "evt-1", "hash-1", pendingMs), { kind: "claimed" });
+    assert.deepEqual(await l.claim("key-a", "evt-1", "hash-1", pendingMs), { kind: "in-progress" });
+    assert.deepEqual(await l.claim("key-a", "evt-1", "hash-2", pendingMs), { kind: "conflict" });
+    assert.deepEqual(await l.claim("key-b", "evt-1", "hash-2", pendingMs), { kind: "claimed" }, "eventIds are scoped per key");
+  });
+
+  test("a completed claim replays the exact bytes; a different request still conflicts", async () => {
+    const l = ledger();
+    await l.claim("key-a", "evt-2", "hash-1", pendingMs);
+    await l.complete("key-a", "evt-2", "hash-1", DOCUMENT, DAY);
+    const replay = await l.claim("key-a", "evt-2", "hash-1", pendingMs);
+    assert.equal(replay.kind, "replay");
+    assert.ok(replay.kind === "replay" && replay.document.equals(DOCUMENT));
+    assert.deepEqual(await l.claim("key-a", "evt-2", "hash-9", pendingMs), { kind: "conflict" });
+  });
+
+  test("a released claim can be taken again (a failed sign may be retried), but a completed one is not released", async () => {
+    const l = ledger();
+    await l.claim("key-a", "evt-3", "hash-1", pendingMs);
+    await l.release("key-a", "evt-3", "hash-1");
+    assert.deepEqual(await l.claim("key-a", "evt-3", "hash-2", pendingMs), { kind: "claimed" });
+    await l.complete("key-a", "evt-3", "hash-2", DOCUMENT, DAY);
+    await l.release("key-a", "evt-3", "hash-2");
+    assert.equal((await l.claim("key-a", "evt-3", "hash-2", pendingMs)).kind, "replay");
+  });
+
+  test("a pending claim lapses after its time (a crashed signer does not lock the eventId)", async () => {
+    const l = ledger();
+    await l.claim("key-a", "evt-4", "hash-1", pendingMs);
+    await advance(pendingMs + 50);
+    assert.deepEqual(await l.claim("key-a", "evt-4", "hash-2", pendingMs), { kind: "claimed" });
+  });
+}
+
+describe("EmbeddedSignatureLedger (LMDB)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "docservice-ledger-"));
+  let now = Date.parse("2026-11-21T00:00:00Z");
+  const ledger = new EmbeddedSignatureLedger(dir, () => now);
+  after(async () => {
+    await ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  contract(() => ledger, async (ms) => void (now += ms), 60_000);
+
+  test("a completed entry expires after its TTL and survives reopening before that", async () => {
+    await ledger.claim("key-a", "evt-ttl", "hash-1", 60_000);
+    await ledger.complete("key-a", "evt-ttl", "hash-1", DOCUMENT, DAY);
+    const reopenedDir = mkdtempSync(join(tmpdir(), "docservice-ledger-reopen-"));
+    const first = new EmbeddedSignatureLedger(reopenedDir, () => now);
+    await first.claim("k", "e", "h", 60_000);
+    await first.complete("k", "e", "h", DOCUMENT, DAY);
+    await first.close();
+    const second = new EmbeddedSignatureLedger(reopenedDir, () => now);
+    assert.equal((await second.claim("k", "e", "h", 60_000)).kind, "replay");
+    await second.close();
+    rmSync(reopenedDir, { recursive: true, force: true });
+
+    now += DAY + 1;
+    assert.deepEqual(await ledger.claim("key-a", "evt-ttl", "hash-2", 60_000), { kind: "claimed" });
+  });
+});
+
+describe("RedisSignatureLedger (real Redis)", () => {
+  let redis: RedisServer;
+  let ledger: RedisSignatureLedger;
+  before(async () => {
+    redis = await startRedis();
+    const client = connectRedis(redis.url, createLogger("silent"));
+    ledger = new RedisSignatureLedger(client);
+    for (let i = 0; i < 100 && !client.isReady; i++) await sleep(50);
+  });
+  after(async () => {
+    await ledger?.close();
+    await redis?.stop();
+  });
+
+  contract(() => ledger, (ms) => sleep(ms), 300);
+
+  test("Redis down → 503 UNAVAILABLE, not a hang", async () => {
+    await redis.stop();
+    try {
+      await assert.rejects(ledger.claim("key-a", "evt-down", "hash-1", 300), (error: unknown) => {
+        assert.ok(error instanceof ServiceError);
+        assert.equal(error.code, "UNAVAILABLE");
+        return true;
+      });
+    } finally {
+      await redis.start();
+    }
+  });
+});
