@@ -120,3 +120,5 @@ setup_pyhanko() {
   pip_tool pyhanko "$version" "$requirements" "pyHanko, version $version (CLI $cli)"
 }
 setup_pyhanko
+bash "$HERE/kafka.sh"     # Kafka 3.9 (KRaft) from Maven Central jars, on Debian's OpenJDK 17
+bash "$HERE/browser.sh"   # Debian's Chromium, for playwright-core
