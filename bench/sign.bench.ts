@@ -2,9 +2,9 @@
  * bench:sign — signed documents/s of our signing pipeline next to the naive one (issue #4).
  *
  * One process, one document at a time ("on one core"), for a 1-page and a 20-page PDF:
- *   ours   PDFDocument.load → appendCertificatePages (signer + 5 events) → save → signPdf
- *          (PAdES B-B, CMS built by us), with the local key (node:crypto RSA-2048) and with
- *          SoftHSM2 (PKCS#11 RSA-2048, one session);
+ *   ours   loadSignablePdf → appendCertificatePages (signer + 5 events) → signPdf of the
+ *          loaded document (one save; PAdES B-B, CMS built by us), with the local key
+ *          (node:crypto RSA-2048) and with SoftHSM2 (PKCS#11 RSA-2048, one session);
  *   naive  PDFDocument.load → a pdf-lib page with the same audit text in Helvetica →
  *          pdflibAddPlaceholder (default SubFilter) → save → a fresh P12Signer (it is single-use,
  *          and signs with node-forge's pure-JS RSA) → signpdf.sign. The anchor for both keys.
@@ -23,7 +23,7 @@ import forge from "node-forge";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { appendCertificatePages, summarizeEvent, type AuditEvent, type CertificateAudit } from "../services/signing/certificate-page.js";
 import { LOCAL_CERTIFICATE_FILE, LOCAL_KEY_FILE, loadOrCreateLocalKey } from "../services/signing/local-key.js";
-import { signPdf } from "../services/signing/pdf-signer.js";
+import { loadSignablePdf, signPdf } from "../services/signing/pdf-signer.js";
 import { openPkcs11Key } from "../services/signing/pkcs11-key.js";
 import type { SigningKey } from "../services/signing/signing-key.js";
 import { pdfsig } from "../test/support/pdf-validators.js";
@@ -69,13 +69,9 @@ function ourPipeline(key: SigningKey): Pipeline {
   const certificate = new X509Certificate(key.certificateDer);
   return async (input) => {
     const signedAt = new Date();
-    const document = await PDFDocument.load(input, { updateMetadata: false });
+    const document = await loadSignablePdf(input);
     await appendCertificatePages(document, auditFor(input, certificate, signedAt));
-    const bytes = await document.save({ useObjectStreams: false, addDefaultPage: false });
-    return signPdf(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), key, {
-      signerName: SIGNER.name,
-      signingTime: signedAt,
-    });
+    return signPdf(document, key, { signerName: SIGNER.name, signingTime: signedAt });
   };
 }
 

@@ -1,20 +1,25 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { after, describe, test } from "node:test";
-import { PDFDocument, PageSizes, degrees } from "pdf-lib";
+import { PDFDict, PDFDocument, PDFName, PDFRawStream, PageSizes, degrees } from "pdf-lib";
+import { pdfsig } from "../../test/support/pdf-validators.js";
 import {
   AUDIT_TRAIL_CONTINUED_TITLE,
   CERTIFICATE_TITLE,
   appendCertificatePages,
   certificatePageSize,
+  loadCertificateFonts,
   summarizeEvent,
   type AuditEvent,
   type CertificateAudit,
 } from "./certificate-page.js";
+import { shaperFor } from "./certificate-page/shaping.js";
+import { loadOrCreateLocalKey } from "./local-key.js";
+import { loadSignablePdf, signPdf } from "./pdf-signer.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-certificate-page-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -275,6 +280,81 @@ describe("certificate page", () => {
     assert.ok(!pageText.includes("User agent"));
     assert.ok(pageText.includes("Evegnp.exe Tab Name"), "bidi override and controls removed");
     assert.ok(pageText.includes("No events were recorded."));
+    assertQpdfClean(file);
+  });
+});
+
+/** The embedded font programs (FontFile2 streams, as stored) of a saved PDF, by font name. */
+async function fontPrograms(file: string): Promise<Map<string, Buffer>> {
+  const document = await PDFDocument.load(readFileSync(file));
+  const programs = new Map<string, Buffer>();
+  for (const [, object] of document.context.enumerateIndirectObjects()) {
+    if (!(object instanceof PDFDict) || object.get(PDFName.of("Type")) !== PDFName.of("FontDescriptor")) continue;
+    const program = object.lookup(PDFName.of("FontFile2"));
+    assert.ok(program instanceof PDFRawStream, "a FontFile2 stream");
+    programs.set(object.get(PDFName.of("FontName"))!.toString().slice(1), Buffer.from(program.getContents()));
+  }
+  return programs;
+}
+
+describe("certificate page fonts", () => {
+  test("text is shaped as fontkit lays it out, also where the cmap shortcut applies", async () => {
+    const fonts = await loadCertificateFonts();
+    const samples = [
+      "Document SHA-256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      "Certificate fingerprint of the official office workflow (ff fi fl ffi ffl)",
+      "Zoë Ünal, Łukasz Żółć, Ærøskøbing «quoted» — “typographic” ‘marks’ … · • €",
+      "Анна Каренина, Ελένη Παπαδοπούλου, soft\u00ADhyphen, 1\u20442",
+      "محمد عبد الله 2024",
+      "山田太郎 한국어 Ω≈ç√",
+      "e\u0301 a\u0308 (combining marks)",
+    ];
+    for (const face of Object.values(fonts)) {
+      const shaper = shaperFor(face.font);
+      for (const text of samples) {
+        for (const piece of [text, ...text.split(" ")]) {
+          const expected = face.font.layout(piece).glyphs.map((glyph) => [glyph.id, glyph.advanceWidth]);
+          const shaped = shaper.shape(piece).map((glyph) => [glyph.id, glyph.advance]);
+          assert.deepEqual(shaped, expected, `${face.name}: ${piece}`);
+        }
+      }
+    }
+  });
+
+  test("Latin text reuses one shared subset per face; other scripts get a small subset of their own", async () => {
+    const programs = [];
+    for (const name of ["Jane Doe", "Zoë Ünal-Fiffield", "Анна Каренина"]) {
+      const document = await sourceDocument();
+      // events without the Cyrillic one
+      await appendCertificatePages(document, audit(name, { documentId: `doc-${name.length}`, events: EVENTS.slice(0, 3) }));
+      const file = await save(document);
+      assert.ok(text(file, 3).includes(name), `${name} extracts`);
+      programs.push(await fontPrograms(file));
+    }
+    const [first, second, cyrillic] = programs;
+    const shared = [...first!.keys()];
+    assert.equal(shared.length, 2, `regular and bold: ${shared.join(", ")}`);
+    for (const name of shared) {
+      assert.ok(second!.get(name)!.equals(first!.get(name)!), `${name}: the same subset in both Latin documents`);
+      assert.ok(first!.get(name)!.length < 40_000, `${name}: a subset (${first!.get(name)!.length} bytes deflated), not the whole font`);
+    }
+    const own = [...cyrillic!.keys()].filter((name) => !first!.has(name));
+    assert.equal(own.length, 1, `one document subset for the Cyrillic glyphs: ${[...cyrillic!.keys()].join(", ")}`);
+    assert.match(own[0]!, /^[A-Z]{6}\+DejaVuSans$/);
+    assert.ok(cyrillic!.get(own[0]!)!.length < 15_000, "the document's own subset holds only its glyphs");
+  });
+
+  test("a certificate page signed as a loaded document: one save, a valid signature, the page intact", async () => {
+    const key = await loadOrCreateLocalKey(join(root, "key"));
+    const document = await loadSignablePdf(await (await sourceDocument()).save());
+    const expected = audit("Anna Каренина 山田太郎");
+    await appendCertificatePages(document, expected);
+    const file = join(root, "signed.pdf");
+    writeFileSync(file, await signPdf(document, key, { signerName: "Anna", signingTime: expected.signedAt }));
+    const result = await pdfsig(file);
+    assert.equal(result.signatures.length, 1, result.raw);
+    assert.ok(result.signatures[0]!.valid && result.signatures[0]!.totalDocumentSigned, result.raw);
+    assertEveryField(text(file, 3), text(file, 3, "-layout"), expected);
     assertQpdfClean(file);
   });
 });

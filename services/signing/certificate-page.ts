@@ -7,8 +7,16 @@
 // coverage and subset-embedded, so names in Latin, Cyrillic, Greek, Arabic and CJK
 // scripts render and extract. Arabic is shaped by fontkit and laid right to left;
 // full bidi is not implemented (see certificate-page/text.ts).
-import { PageSizes, type PDFDocument, type PDFFont, type PDFPage, grayscale, rgb } from "pdf-lib";
-import { DocumentFonts, type FaceName, type FontSet, type Style, loadFonts } from "./certificate-page/fonts.js";
+//
+// Everything that does not depend on the document is done once per process: fonts
+// parsed, strings shaped and measured (text.ts, shaping.ts), the Latin subsets
+// encoded (document-fonts.ts). The pages' content streams and fonts are written as
+// PDF objects directly (page-content.ts, subset-font.ts), not through pdf-lib's
+// drawing API, which would shape every string again and subset the fonts per document.
+import { PDFName, PageSizes, type PDFDocument, grayscale, rgb } from "pdf-lib";
+import { DocumentFonts } from "./certificate-page/document-fonts.js";
+import { type FontSet, type Style, loadFonts } from "./certificate-page/fonts.js";
+import { PageContent } from "./certificate-page/page-content.js";
 import { type AuditEvent, formatTime, summarizeEvent } from "./certificate-page/summary.js";
 import { TextEngine, sanitize, truncate } from "./certificate-page/text.js";
 
@@ -86,7 +94,7 @@ export async function appendCertificatePages(document: PDFDocument, audit: Certi
   const [width, height] = certificatePageSize(document);
   const layout = new Layout(engine, width, height);
   layout.build(audit);
-  await layout.render(document, new DocumentFonts(document, fonts, `${audit.documentSha256}/${audit.documentId}`));
+  layout.render(document, new DocumentFonts(fonts, `${audit.documentSha256}/${audit.documentId}`));
   return layout.pageCount;
 }
 
@@ -205,7 +213,7 @@ class Layout {
     const wrapped = columns.map((column) => {
       const style = column.style ?? "regular";
       const size = column.size ?? SIZE.body;
-      const lines = this.#engine.wrap(style, sanitize(column.text), size, column.width);
+      const lines = this.#engine.lines(style, column.text, size, column.width);
       return { ...column, style, size, color: column.color ?? TEXT, lines };
     });
     const leading = Math.max(...wrapped.map((column) => column.size)) * LEADING;
@@ -223,7 +231,7 @@ class Layout {
   }
 
   #heading(text: string, following: number): void {
-    const lines = this.#engine.wrap("bold", sanitize(text), SIZE.heading, this.#contentWidth).length;
+    const lines = this.#engine.lines("bold", text, SIZE.heading, this.#contentWidth).length;
     const height = lines * SIZE.heading * LEADING + 8 + following;
     if (!this.#room(height)) this.#newPage();
     this.#y -= 4;
@@ -267,7 +275,7 @@ class Layout {
     };
     const leading = SIZE.body * LEADING;
     const height = (texts: string[], style: Style = "regular") => {
-      const lines = (i: number) => this.#engine.wrap(style, sanitize(texts[i]!), SIZE.body, widths[i]!).length;
+      const lines = (i: number) => this.#engine.lines(style, texts[i]!, SIZE.body, widths[i]!).length;
       const first = Math.max(lines(0), lines(1), lines(2));
       return (stacked ? first + lines(3) : Math.max(first, lines(3))) * leading + 3;
     };
@@ -301,31 +309,31 @@ class Layout {
     if (events.length === 0) this.#paragraph("No events were recorded.", "regular", SIZE.body, MUTED);
   }
 
-  async render(document: PDFDocument, fonts: DocumentFonts): Promise<void> {
-    const pages: PDFPage[] = [];
-    for (let i = 0; i <= this.#page; i++) pages.push(document.addPage([this.#width, this.#height]));
+  render(document: PDFDocument, fonts: DocumentFonts): void {
+    const pages = Array.from({ length: this.pageCount }, () => new PageContent());
     for (let i = 0; i < pages.length; i++) {
       this.#footer(i, `${CERTIFICATE_TITLE} · page ${i + 1} of ${pages.length}`);
     }
-    const embedded = new Map<FaceName, PDFFont>();
     for (const op of this.#ops) {
-      const page = pages[op.page]!;
+      const content = pages[op.page]!;
       if (op.kind === "rule") {
-        page.drawLine({
-          start: { x: this.#left, y: op.y },
-          end: { x: this.#left + this.#contentWidth, y: op.y },
-          thickness: 0.5,
-          color: RULE,
-        });
+        content.rule(this.#left, this.#left + this.#contentWidth, op.y, 0.5, RULE);
         continue;
       }
       let x = op.x;
       for (const segment of this.#engine.segments(op.style, op.text)) {
-        let font = embedded.get(segment.face);
-        if (!font) embedded.set(segment.face, (font = await fonts.embed(segment.face)));
-        page.drawText(segment.text, { x, y: op.y, size: op.size, font, color: op.color });
-        x += this.#engine.segmentWidth(segment, op.size);
+        for (const run of fonts.runs(segment.face, this.#engine.glyphs(segment))) {
+          content.text(run.font, op.size, op.color, x, op.y, run.hex);
+          x += run.width * op.size;
+        }
       }
+    }
+    const { context } = document;
+    const resources = fonts.write(context);
+    for (const content of pages) {
+      const page = document.addPage([this.#width, this.#height]);
+      page.node.set(PDFName.of("Resources"), context.obj({ Font: resources }));
+      page.node.set(PDFName.of("Contents"), content.write(context));
     }
   }
 

@@ -25,12 +25,12 @@ export const METADATA_INFO_KEY = "DocServiceMetadata";
 
 /**
  * Appends the audit-trail certificate page (unless disabled), records the
- * caller's metadata, and signs: one document, one save, then the signature.
+ * caller's metadata, and signs: one load, one save, then the signature.
  */
 export async function runSigningJob(job: SigningJob, key: SigningKey, timestampAuthority?: TimestampAuthority): Promise<Buffer> {
   const document = await loadSignablePdf(job.pdf);
-  const bytes = await extend(document, job, key);
-  return signPdf(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), key, {
+  await extend(document, job, key);
+  return signPdf(document, key, {
     signerName: job.signer.name,
     contactInfo: job.signer.email,
     reason: "Signed with DocService",
@@ -39,8 +39,8 @@ export async function runSigningJob(job: SigningJob, key: SigningKey, timestampA
   });
 }
 
-/** The document with the metadata and certificate page added, saved. pdf-lib failing on a malformed PDF is the document's fault: 422. */
-async function extend(document: PDFDocument, job: SigningJob, key: SigningKey): Promise<Uint8Array> {
+/** Adds the metadata and the certificate page. pdf-lib failing on a malformed PDF is the document's fault: 422. */
+async function extend(document: PDFDocument, job: SigningJob, key: SigningKey): Promise<void> {
   try {
     return await addMetadataAndPage(document, job, key);
   } catch (error) {
@@ -49,7 +49,7 @@ async function extend(document: PDFDocument, job: SigningJob, key: SigningKey): 
   }
 }
 
-async function addMetadataAndPage(document: PDFDocument, job: SigningJob, key: SigningKey): Promise<Uint8Array> {
+async function addMetadataAndPage(document: PDFDocument, job: SigningJob, key: SigningKey): Promise<void> {
   if (job.metadataJson !== undefined) {
     infoDictionary(document).set(PDFName.of(METADATA_INFO_KEY), PDFHexString.fromText(job.metadataJson));
   }
@@ -64,7 +64,6 @@ async function addMetadataAndPage(document: PDFDocument, job: SigningJob, key: S
       events: job.events,
     });
   }
-  return document.save({ useObjectStreams: false, addDefaultPage: false });
 }
 
 /** The trailer's /Info dictionary, created when the PDF has none (pdf-lib keeps its own accessor private). */

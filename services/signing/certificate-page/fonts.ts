@@ -1,14 +1,13 @@
 // Unicode fonts for the audit-trail certificate page: found once per process (known
 // Debian paths, then fontconfig), parsed once per process with fontkit, and embedded
-// per document as subsets. DejaVu Sans (fonts-dejavu-core) covers Latin, Cyrillic,
-// Greek, Arabic and Hebrew; Droid Sans Fallback (fonts-droid-fallback) covers CJK.
+// per document as subsets (document-fonts.ts). DejaVu Sans (fonts-dejavu-core) covers
+// Latin, Cyrillic, Greek, Arabic and Hebrew; Droid Sans Fallback (fonts-droid-fallback)
+// covers CJK.
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import { access, readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { promisify } from "node:util";
 import fontkit from "@pdf-lib/fontkit";
-import type { PDFDocument, PDFFont } from "pdf-lib";
 
 type FontkitFont = ReturnType<typeof fontkit.create>;
 
@@ -21,7 +20,19 @@ interface FaceSpec {
   /** Where Debian installs the file. */
   paths: string[];
   debianPackage: string;
+  /** Characters whose glyphs form the face's subset shared by all documents (document-fonts.ts). */
+  baseChars: string;
 }
+
+const charRange = (first: number, last: number) =>
+  String.fromCharCode(...Array.from({ length: last - first + 1 }, (_, i) => first + i));
+/**
+ * ASCII, Latin-1 (without the soft hyphen) and the punctuation the page and common
+ * names use: nearly every certificate page of Latin-script text needs nothing else.
+ */
+const LATIN_BASE_CHARS = `${charRange(0x20, 0x7e)}${charRange(0xa0, 0xac)}${charRange(0xae, 0xff)}‘’‚“”„–—…·•′″‹›€™†‡‰\uFFFD`;
+/** Bold is only used for the page's own headings. */
+const ASCII = charRange(0x20, 0x7e);
 
 const FACES: Record<FaceName, FaceSpec> = {
   regular: {
@@ -29,12 +40,14 @@ const FACES: Record<FaceName, FaceSpec> = {
     file: "DejaVuSans.ttf",
     paths: ["/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"],
     debianPackage: "fonts-dejavu-core",
+    baseChars: LATIN_BASE_CHARS,
   },
   bold: {
     pattern: "DejaVu Sans:style=Bold",
     file: "DejaVuSans-Bold.ttf",
     paths: ["/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"],
     debianPackage: "fonts-dejavu-core",
+    baseChars: ASCII,
   },
   cjk: {
     pattern: "Droid Sans Fallback",
@@ -44,6 +57,8 @@ const FACES: Record<FaceName, FaceSpec> = {
       "/usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf",
     ],
     debianPackage: "fonts-droid-fallback",
+    // only drawn for what DejaVu Sans lacks: a fixed set of its glyphs would go unused
+    baseChars: "",
   },
 };
 
@@ -57,10 +72,11 @@ export type Style = keyof typeof STYLE_CHAINS;
 export interface LoadedFace {
   name: FaceName;
   path: string;
-  bytes: Uint8Array;
   font: FontkitFont;
   /** Points per font unit at size 1. */
   scale: number;
+  /** See FaceSpec. */
+  baseChars: string;
 }
 
 export type FontSet = Record<FaceName, LoadedFace>;
@@ -108,7 +124,7 @@ async function loadFace(name: FaceName): Promise<LoadedFace> {
     throw new CertificateFontError(`certificate page font ${path} is a collection, expected a single font`);
   }
   padSubsetGlyphs(font);
-  return { name, path, bytes, font, scale: 1 / font.unitsPerEm };
+  return { name, path, font, scale: 1 / font.unitsPerEm, baseChars: FACES[name].baseChars };
 }
 
 interface TtfSubsetInternals {
@@ -159,56 +175,4 @@ export function loadFonts(): Promise<FontSet> {
   })();
   fontSet.catch(() => (fontSet = undefined));
   return fontSet;
-}
-
-/**
- * pdf-lib parses the font bytes again for every `embedFont`; handing it the
- * already parsed fontkit font instead saves that (a CJK font is megabytes) and
- * keeps fontkit's glyph caches warm across documents. A parsed font is only read
- * from: every embedding makes its own subset.
- */
-const parsedByBytes = new WeakMap<Uint8Array, FontkitFont>();
-const sharingFontkit = {
-  create(bytes: Uint8Array, postscriptName?: string) {
-    return parsedByBytes.get(bytes) ?? fontkit.create(bytes, postscriptName);
-  },
-};
-
-/** Per document: embeds each face on first use, as a subset with a PDF subset tag (`ABCDEF+Name`). */
-export class DocumentFonts {
-  readonly #document: PDFDocument;
-  readonly #fonts: FontSet;
-  readonly #seed: string;
-  readonly #embedded = new Map<FaceName, Promise<PDFFont>>();
-
-  constructor(document: PDFDocument, fonts: FontSet, seed: string) {
-    this.#document = document;
-    this.#fonts = fonts;
-    this.#seed = seed;
-    for (const face of Object.values(fonts)) parsedByBytes.set(face.bytes, face.font);
-    document.registerFontkit(sharingFontkit as Parameters<PDFDocument["registerFontkit"]>[0]);
-  }
-
-  get faces(): FontSet {
-    return this.#fonts;
-  }
-
-  embed(name: FaceName): Promise<PDFFont> {
-    let font = this.#embedded.get(name);
-    if (!font) {
-      const face = this.#fonts[name];
-      const customName = `${subsetTag(`${this.#seed}/${name}`)}+${face.font.postscriptName ?? name}`;
-      font = this.#document.embedFont(face.bytes, { subset: true, customName });
-      this.#embedded.set(name, font);
-    }
-    return font;
-  }
-}
-
-/** Six upper-case letters (PDF 32000-1 §9.6.4), derived from the seed so output is reproducible. */
-function subsetTag(seed: string): string {
-  const digest = createHash("sha256").update(seed).digest();
-  let tag = "";
-  for (let i = 0; i < 6; i++) tag += String.fromCharCode(65 + (digest[i]! % 26));
-  return tag;
 }

@@ -1,7 +1,7 @@
 // Text for the certificate page: choosing a face per character by glyph coverage,
 // a deliberately small subset of bidi ordering, measuring, and wrapping.
 //
-// pdf-lib draws glyphs as fontkit lays them out, and fontkit shapes Arabic
+// Glyphs are drawn as fontkit lays them out (shaping.ts), and fontkit shapes Arabic
 // (initial/medial/final forms, lam-alef) and lays a right-to-left run out in visual
 // order. What is done here on top: a right-to-left stretch of a line (from its
 // first to its last Arabic/Hebrew letter, with no Latin letter between) is cut into
@@ -11,6 +11,7 @@
 // characters are removed, so a name cannot reorder the text around it.
 import type { FaceName, FontSet, Style } from "./fonts.js";
 import { STYLE_CHAINS } from "./fonts.js";
+import { type ShapedGlyph, advanceOf, shaperFor } from "./shaping.js";
 
 export interface Segment {
   face: FaceName;
@@ -63,7 +64,8 @@ function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
 export class TextEngine {
   readonly #fonts: FontSet;
   readonly #clusters = new Map<string, Cluster | null>();
-  readonly #widths = new Map<string, number>();
+  readonly #glyphs = new Map<string, { glyphs: readonly ShapedGlyph[]; width: number }>();
+  readonly #lines = new Map<string, readonly string[]>();
   readonly #segments = new Map<string, readonly Segment[]>();
 
   constructor(fonts: FontSet) {
@@ -153,31 +155,40 @@ export class TextEngine {
     return out.map(({ face, text }) => ({ face, text }));
   }
 
-  /** Width in points of one face run, as pdf-lib measures and draws it (advance widths, no kerning). */
-  segmentWidth(segment: Segment, size: number): number {
+  /** The glyphs of one face run, shaped, and their width in points at size 1 (advance widths, no kerning, as drawn). */
+  #shaped(segment: Segment): { glyphs: readonly ShapedGlyph[]; width: number } {
     const key = `${segment.face}\u0000${segment.text}`;
-    let width = this.#widths.get(key);
-    if (width === undefined) {
+    let shaped = this.#glyphs.get(key);
+    if (!shaped) {
       const face = this.#fonts[segment.face];
-      let units = 0;
-      for (const glyph of face.font.layout(segment.text).glyphs) units += glyph.advanceWidth;
-      width = remember(this.#widths, key, units * face.scale);
+      const glyphs = shaperFor(face.font).shape(segment.text);
+      shaped = remember(this.#glyphs, key, { glyphs, width: advanceOf(glyphs) * face.scale });
     }
-    return width * size;
+    return shaped;
+  }
+
+  glyphs(segment: Segment): readonly ShapedGlyph[] {
+    return this.#shaped(segment).glyphs;
   }
 
   width(style: Style, text: string, size: number): number {
     let width = 0;
-    for (const segment of this.segments(style, text)) width += this.segmentWidth(segment, size);
+    for (const segment of this.segments(style, text)) width += this.#shaped(segment).width * size;
     return width;
   }
 
   /**
-   * Breaks sanitized text into lines no wider than `maxWidth`: at spaces, and inside
-   * tokens too long for a line (hashes, URLs, user agents, unspaced CJK), preferably
-   * after a separator such as `/` `;` `,` `-` `.` or `:`. Always at least one line.
+   * `text`, sanitized, broken into lines no wider than `maxWidth`: at spaces, and
+   * inside tokens too long for a line (hashes, URLs, user agents, unspaced CJK),
+   * preferably after a separator such as `/` `;` `,` `-` `.` or `:`. Always at least
+   * one line. The result is shared: do not modify it.
    */
-  wrap(style: Style, text: string, size: number, maxWidth: number): string[] {
+  lines(style: Style, text: string, size: number, maxWidth: number): readonly string[] {
+    const key = `${style}\u0000${size}\u0000${maxWidth}\u0000${text}`;
+    return this.#lines.get(key) ?? remember(this.#lines, key, this.#wrap(style, sanitize(text), size, maxWidth));
+  }
+
+  #wrap(style: Style, text: string, size: number, maxWidth: number): string[] {
     const lines: string[] = [];
     const space = this.width(style, " ", size);
     let line = "";
