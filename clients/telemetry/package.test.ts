@@ -1,0 +1,50 @@
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { test } from "node:test";
+import { build } from "esbuild";
+import * as telemetry from "./index.js";
+
+const here = new URL("./", import.meta.url);
+const librarySources = readdirSync(here).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts"));
+
+test("the entry exports computeDocumentId, stampDocument and the tracker", () => {
+  for (const name of ["computeDocumentId", "stampDocument", "createUsageTracker"] as const) {
+    assert.equal(typeof telemetry[name], "function", name);
+  }
+});
+
+test("LIBRARY_VERSION is package.json's version", () => {
+  const manifest = JSON.parse(readFileSync(new URL("package.json", here), "utf8")) as { version: string; name: string };
+  assert.equal(telemetry.LIBRARY_VERSION, manifest.version);
+  assert.equal(manifest.name, "@docservice/telemetry");
+});
+
+test("library code imports only its own modules and fflate, and uses no Node-only globals", () => {
+  assert.ok(librarySources.includes("index.ts"));
+  let imports = 0;
+  for (const name of librarySources) {
+    const source = readFileSync(new URL(name, here), "utf8");
+    for (const [, specifier] of source.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)";/gm)) {
+      assert.ok(specifier!.startsWith("./") || specifier === "fflate", `${name} imports ${specifier}`);
+      imports++;
+    }
+    assert.doesNotMatch(source, /\bBuffer\.|\bprocess\.|\brequire\(/, name);
+  }
+  assert.ok(imports > 20, `${imports} imports checked`);
+});
+
+test("bundles for the browser with esbuild", async () => {
+  const result = await build({
+    entryPoints: [new URL("index.ts", here).pathname],
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    target: "es2020",
+    write: false,
+    logLevel: "silent",
+  });
+  assert.deepEqual(result.errors, []);
+  const [bundle] = result.outputFiles;
+  assert.ok(bundle && bundle.text.includes("HASH-"), "the bundle holds the library");
+  assert.doesNotMatch(bundle.text, /from\s*["']node:/);
+});
