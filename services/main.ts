@@ -1,9 +1,12 @@
 import { KeyServiceService } from "../gen/ts-proto/docservice/v1/keys.js";
 import { SigningServiceService } from "../gen/ts-proto/docservice/v1/signing.js";
+import { TelemetryServiceService } from "../gen/ts-proto/docservice/v1/telemetry.js";
 import type { ConversionApi } from "./conversion/conversion-service.js";
 import { remoteConversion } from "./conversion/conversion-grpc.js";
 import { CONVERSION_SERVICE_NAME, provisionConversion } from "./conversion/provision.js";
 import { ConfigError, loadConfig, type Config } from "./core/config.js";
+import { ServiceError } from "./core/errors.js";
+import type { GrpcDefinition } from "./core/unary-api.js";
 import { DataDir } from "./core/data-dir.js";
 import { remoteApi } from "./core/grpc-client.js";
 import { remoteHealthCheck } from "./core/grpc-health-client.js";
@@ -17,13 +20,18 @@ import { provisionKeyService } from "./keys/provision.js";
 import { signingServiceBridge } from "./signing/bridge.js";
 import { provisionSigning, SIGNING_SERVICE_NAME } from "./signing/provision.js";
 import type { SigningApi } from "./signing/signing-service.js";
+import { serveMetrics } from "./core/metrics-listener.js";
+import { telemetryServiceBridge } from "./telemetry/bridge.js";
+import { provisionAggregator, provisionTelemetry, TELEMETRY_SERVICE_NAME } from "./telemetry/provision.js";
+import type { TelemetryApi } from "./telemetry/telemetry-service.js";
 
 /**
  * Entry point. `all` (the default) runs every service in one process with
- * embedded defaults; `gateway`, `keys`, `conversion` and `signing` run one piece each,
- * for split deployments.
+ * embedded defaults; `gateway`, `keys`, `conversion`, `signing`, `telemetry` and
+ * `aggregator` (the Kafka consumer counting usage; /metrics on PORT) run one
+ * piece each, for split deployments.
  */
-const ROLES = ["all", "gateway", "keys", "conversion", "signing"] as const;
+const ROLES = ["all", "gateway", "keys", "conversion", "signing", "telemetry", "aggregator"] as const;
 type Role = (typeof ROLES)[number];
 
 type Stop = () => Promise<void>;
@@ -32,6 +40,7 @@ interface Backends {
   keys: KeyServiceApi;
   conversion: ConversionApi;
   signing: SigningApi;
+  telemetry: TelemetryApi;
   health: Record<string, HealthCheck>;
 }
 
@@ -63,6 +72,18 @@ async function startBackends(role: Role, config: Config, logger: Logger, stops: 
     backends.signing = signing.service;
     backends.health!.signing = () => signing.service.health();
   }
+  if (role === "all" || role === "telemetry") {
+    const telemetry = provisionTelemetry(config, dataDir, logger, role === "all");
+    stops.push(telemetry.close);
+    hosted.push(telemetry.hosted);
+    backends.telemetry = telemetry.service;
+    backends.health!.telemetry = () => telemetry.service.health();
+  }
+  if (role === "aggregator") {
+    if (config.kafkaBrokers.length === 0) throw new ConfigError(["KAFKA_BROKERS: required by the aggregator role"]);
+    stops.push(provisionAggregator(config, dataDir, logger).close);
+    stops.unshift(await serveMetrics(config, logger));
+  }
   if (hosted.length > 0) {
     const host = await startGrpcHost(config.host, config.grpcPort, hosted, logger);
     stops.unshift(host.shutdown);
@@ -75,49 +96,66 @@ function requiredAddress(config: Config, name: string, value: string | undefined
   return value;
 }
 
-/** Clients of the backends a gateway started alone reaches over gRPC. */
-function remoteBackends(config: Config): Backends {
-  const missing = [
-    ["KEYS_SERVICE_ADDR", config.keysServiceAddress],
-    ["CONVERSION_SERVICE_ADDR", config.conversionServiceAddress],
-    ["SIGNING_SERVICE_ADDR", config.signingServiceAddress],
-  ].filter(([, value]) => !value);
-  if (missing.length > 0) throw new ConfigError(missing.map(([name]) => `${name}: required when the gateway runs alone`));
-  const keysAddress = config.keysServiceAddress!;
-  const conversionAddress = config.conversionServiceAddress!;
-  const signingAddress = config.signingServiceAddress!;
+/**
+ * Clients of the backends a gateway started alone reaches over gRPC. A
+ * backend whose address is unset is not deployed with this gateway: its
+ * routes answer 503 saying so, and /v1/health leaves it out.
+ */
+function remoteBackends(config: Config, logger: Logger): Backends {
+  const health: Record<string, HealthCheck> = {};
+  function backend<T>(name: string, variable: string, address: string | undefined, serviceName: string, client: (address: string) => T): T {
+    if (!address) {
+      logger.warn(`${variable} is unset: the ${name} routes answer 503`);
+      return notDeployed(name, variable) as T;
+    }
+    health[name] = remoteHealthCheck(address, serviceName, config.backendTimeoutMs);
+    return client(address);
+  }
+  const unary = <D extends GrpcDefinition>(definition: D, serviceName: string, timeoutMs = config.backendTimeoutMs) => (address: string) =>
+    remoteApi(definition, { serviceName, address, timeoutMs }).api;
   return {
-    keys: remoteApi(KeyServiceService, { serviceName: "Key service", address: keysAddress, timeoutMs: config.backendTimeoutMs }).api,
-    conversion: remoteConversion(conversionAddress, config.conversionTimeoutMs + config.backendTimeoutMs),
+    keys: backend("keys", "KEYS_SERVICE_ADDR", config.keysServiceAddress, KEY_SERVICE_NAME, unary(KeyServiceService, "Key service")),
+    conversion: backend("conversion", "CONVERSION_SERVICE_ADDR", config.conversionServiceAddress, CONVERSION_SERVICE_NAME, (address) =>
+      remoteConversion(address, config.conversionTimeoutMs + config.backendTimeoutMs),
+    ),
     // A sign may wait for a DOCX conversion and a time-stamp as well as the signature.
-    signing: remoteApi(SigningServiceService, {
-      serviceName: "Signing service",
-      address: signingAddress,
-      timeoutMs: config.conversionTimeoutMs + config.signingTsaTimeoutMs + config.backendTimeoutMs,
-    }).api,
-    health: {
-      keys: remoteHealthCheck(keysAddress, KEY_SERVICE_NAME, config.backendTimeoutMs),
-      conversion: remoteHealthCheck(conversionAddress, CONVERSION_SERVICE_NAME, config.backendTimeoutMs),
-      signing: remoteHealthCheck(signingAddress, SIGNING_SERVICE_NAME, config.backendTimeoutMs),
-    },
+    signing: backend(
+      "signing",
+      "SIGNING_SERVICE_ADDR",
+      config.signingServiceAddress,
+      SIGNING_SERVICE_NAME,
+      unary(SigningServiceService, "Signing service", config.conversionTimeoutMs + config.signingTsaTimeoutMs + config.backendTimeoutMs),
+    ),
+    telemetry: backend("telemetry", "TELEMETRY_SERVICE_ADDR", config.telemetryServiceAddress, TELEMETRY_SERVICE_NAME, unary(TelemetryServiceService, "Telemetry service")),
+    health,
   };
+}
+
+/** An API whose every method answers 503: the service is not part of this deployment. */
+function notDeployed(name: string, variable: string): object {
+  return new Proxy(
+    {},
+    { get: () => () => Promise.reject(new ServiceError("UNAVAILABLE", `The ${name} service is not deployed with this gateway (${variable} is unset).`)) },
+  );
 }
 
 async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]> {
   const stops: Stop[] = [];
   const local = await startBackends(role, config, logger, stops);
   if (role !== "all" && role !== "gateway") return stops;
-  const backends = role === "all" ? (local as Backends) : remoteBackends(config);
+  const backends = role === "all" ? (local as Backends) : remoteBackends(config, logger);
   const gateway = await startGateway({
     settings: config,
     logger,
     keys: backends.keys,
     conversion: backends.conversion,
     signing: backends.signing,
+    telemetry: backends.telemetry,
+    telemetryLimits: { metadataMaxBytes: config.telemetryMetadataMaxBytes },
     maxDocumentBytes: config.conversionMaxBytes,
     signLimits: { maxDocumentBytes: config.signingMaxBytes, metadataMaxBytes: config.signingMetadataMaxBytes },
     backends: backends.health,
-    bridges: [keyServiceBridge(backends.keys), signingServiceBridge(backends.signing)],
+    bridges: [keyServiceBridge(backends.keys), signingServiceBridge(backends.signing), telemetryServiceBridge(backends.telemetry)],
   });
   stops.unshift(gateway.close);
   return stops;

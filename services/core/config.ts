@@ -120,6 +120,21 @@ export const VARIABLES = {
   ),
   fetchTimeoutMs: variable("DOCUMENT_FETCH_TIMEOUT_MS", positiveInt, "10000", "Budget for reading a document.url, redirects included."),
   signingServiceAddress: variable("SIGNING_SERVICE_ADDR", optionalText, undefined, "host:port of SigningService for a gateway started alone; unset means in-process."),
+  kafkaBrokers: variable(
+    "KAFKA_BROKERS",
+    z
+      .string()
+      .optional()
+      .transform((v) => (v ?? "").split(",").map((b) => b.trim()).filter(Boolean)),
+    undefined,
+    "Comma-separated Kafka brokers (host:port) for usage events; unset means the embedded in-process pipeline and store.",
+  ),
+  telemetryTopic: variable("TELEMETRY_TOPIC", z.string().regex(/^[\w.-]{1,249}$/, "a Kafka topic name"), "docservice.usage.v1", "Kafka topic of usage events."),
+  telemetryConsumerGroup: variable("TELEMETRY_CONSUMER_GROUP", z.string().min(1), "docservice-usage-aggregator", "Kafka consumer group of the usage aggregator."),
+  telemetryDirectTimeoutMs: variable("TELEMETRY_DIRECT_TIMEOUT_MS", positiveInt, "1000", "How long a report waits for Kafka before its events go to the local spool instead."),
+  telemetrySpoolMaxBytes: variable("TELEMETRY_SPOOL_MAX_BYTES", positiveInt, "1073741824", "Largest local spool of usage events (while Kafka is away); beyond it reports get 503 with Retry-After."),
+  telemetryMetadataMaxBytes: variable("TELEMETRY_METADATA_MAX_BYTES", positiveInt, "2048", "Largest `metadata` of a usage report, as JSON."),
+  telemetryServiceAddress: variable("TELEMETRY_SERVICE_ADDR", optionalText, undefined, "host:port of TelemetryService for a gateway started alone; unset means in-process."),
   registerRatePerEmail: variable("RATE_LIMIT_REGISTER_PER_EMAIL", rate, "5/3600", "Register calls allowed per address, as N/SECONDS."),
   registerRatePerIp: variable("RATE_LIMIT_REGISTER_PER_IP", rate, "20/3600", "Register calls allowed per client address."),
   verifyRatePerEmail: variable("RATE_LIMIT_VERIFY_PER_EMAIL", rate, "10/900", "Verify calls allowed per address."),

@@ -13,6 +13,9 @@ import { provisionKeyService, type ProvisionedKeyService } from "../keys/provisi
 import { keyServiceBridge } from "../keys/bridge.js";
 import { startGateway } from "./gateway.js";
 
+/** A backend method that always answers 503: the route's own validation still runs. */
+const unavailable = (what: string) => () => Promise.reject(new ServiceError("UNAVAILABLE", `no ${what} in this test`));
+
 describe("gateway", () => {
   let dataDir: string;
   let provisioned: ProvisionedKeyService;
@@ -43,13 +46,22 @@ describe("gateway", () => {
       logger: createLogger("silent"),
       keys,
       // Conversion has its own tests against real LibreOffice and Gotenberg; here only its route's validation runs.
-      conversion: { convert: () => Promise.reject(new ServiceError("UNAVAILABLE", "no converter in this test")) },
+      conversion: { convert: unavailable("converter") },
       // Signing likewise (services/signing and test/integration); its routes' validation runs here.
       signing: {
-        sign: () => Promise.reject(new ServiceError("UNAVAILABLE", "no signer in this test")),
-        verify: () => Promise.reject(new ServiceError("UNAVAILABLE", "no signer in this test")),
-        getVerificationKey: () => Promise.reject(new ServiceError("UNAVAILABLE", "no signer in this test")),
+        sign: unavailable("signer"),
+        verify: unavailable("signer"),
+        getVerificationKey: unavailable("signer"),
       },
+      // Telemetry likewise (test/integration/telemetry*.test.ts).
+      telemetry: {
+        collect: unavailable("telemetry"),
+        getUsage: unavailable("telemetry"),
+        addLicenseKey: unavailable("telemetry"),
+        removeLicenseKey: unavailable("telemetry"),
+        listLicenseKeys: unavailable("telemetry"),
+      },
+      telemetryLimits: { metadataMaxBytes: 256 },
       maxDocumentBytes: 1024,
       signLimits: { maxDocumentBytes: 1024, metadataMaxBytes: 256 },
       backends: { keys: () => provisioned.service.health() },

@@ -3,17 +3,22 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Registry } from "prom-client";
 import { ServiceError } from "../core/errors.js";
+import { serviceMetrics } from "../core/service-metrics.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
 import type { SigningApi } from "../signing/signing-service.js";
+import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { authRoutes } from "./auth-routes.js";
+import { constantTimeEquals } from "./admin-token.js";
 import { bearerToken } from "./bearer.js";
 import { bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
 import { convertRoute } from "./convert-route.js";
 import { signRoutes, type SignRouteLimits } from "./sign-routes.js";
+import { telemetryRoutes } from "./telemetry-routes.js";
 import { healthRoute } from "./health-route.js";
 import { errorReply, sendReply, type Reply } from "./reply.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -34,6 +39,8 @@ export interface GatewayDeps {
   keys: KeyServiceApi;
   conversion: ConversionApi;
   signing: SigningApi;
+  telemetry: TelemetryApi;
+  telemetryLimits: { metadataMaxBytes: number };
   /** Largest upload /v1/convert reads. */
   maxDocumentBytes: number;
   signLimits: SignRouteLimits;
@@ -60,6 +67,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     ...authRoutes(keys),
     convertRoute(deps.conversion, deps.maxDocumentBytes),
     ...signRoutes(deps.signing, deps.signLimits),
+    ...telemetryRoutes(deps.telemetry, deps.telemetryLimits),
   ];
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
@@ -80,6 +88,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   async function answer(context: RequestContext, route: Route): Promise<Reply> {
     try {
+      if (route.auth === "admin") requireAdminToken(context.request.headers.authorization, settings.adminToken);
       if (route.auth === "bearer") {
         context.apiKey = bearerToken(context.request.headers.authorization);
         if (!context.apiKey) throw new ServiceError("UNAUTHENTICATED", "Send the API key as `Authorization: Bearer <key>`.");
@@ -113,7 +122,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     });
 
     if (route) {
-      return sendReply(response, await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route), requestId);
+      const reply = await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route);
+      return sendReply(response, route.cors ? { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } } : reply, requestId);
+    }
+    if (request.method === "OPTIONS" && candidates?.some((r) => r.cors)) {
+      return sendReply(response, { status: 204, body: "", contentType: "text/plain", headers: preflightHeaders(candidates) }, requestId);
     }
     if (candidates) {
       const allowed = candidates.map((r) => r.method).join(", ");
@@ -124,7 +137,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     if (url.pathname === "/openapi.json" && request.method === "GET") {
       response.writeHead(200, { "Content-Type": "application/json; charset=utf-8" }).end(openApi);
     } else if (url.pathname === "/metrics" && request.method === "GET") {
-      response.writeHead(200, { "Content-Type": metrics.registry.contentType }).end(await metrics.registry.metrics());
+      // merged per scrape: backend metrics may be registered after the gateway started
+      const exposed = Registry.merge([metrics.registry, serviceMetrics]);
+      response.writeHead(200, { "Content-Type": exposed.contentType }).end(await exposed.metrics());
     } else {
       connect(request, response);
     }
@@ -161,6 +176,25 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       await closed;
     },
   };
+}
+
+/** Any origin, no credentials: the answer is readable by the page, and no cookie is ever sent or set. */
+const CORS_HEADERS = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "X-Request-Id, Retry-After" };
+
+function preflightHeaders(routes: Route[]): Record<string, string> {
+  return {
+    ...CORS_HEADERS,
+    "Access-Control-Allow-Methods": routes.filter((r) => r.cors).map((r) => r.method).join(", "),
+    "Access-Control-Allow-Headers": "Content-Type, X-License-Key",
+    "Access-Control-Max-Age": "86400",
+  };
+}
+
+function requireAdminToken(header: string | undefined, adminToken: string | undefined): void {
+  if (!adminToken) throw new ServiceError("FORBIDDEN", "Admin calls are disabled: DOCSERVICE_ADMIN_TOKEN is not set.");
+  if (!constantTimeEquals(bearerToken(header), adminToken)) {
+    throw new ServiceError("UNAUTHENTICATED", "This route needs the admin token: `Authorization: Bearer <DOCSERVICE_ADMIN_TOKEN>`.");
+  }
 }
 
 function clientIpOf(request: IncomingMessage, trustProxy: boolean): string {

@@ -36,7 +36,7 @@ export function openApiDocument(routes: Route[]): object {
     paths[route.path][route.method.toLowerCase()] = {
       operationId: route.operationId,
       summary: route.summary,
-      security: route.auth === "bearer" ? [{ apiKey: [] }] : [],
+      security: route.auth === "bearer" ? [{ apiKey: [] }] : route.auth === "admin" ? [{ adminToken: [] }] : [],
       parameters: (route.query ?? []).map((p) => ({
         name: p.name,
         in: "query",
@@ -54,7 +54,10 @@ export function openApiDocument(routes: Route[]): object {
     paths,
     components: {
       schemas: { Error: errorSchema },
-      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "An API key from /v1/auth/verify." } },
+      securitySchemes: {
+        apiKey: { type: "http", scheme: "bearer", description: "An API key from /v1/auth/verify." },
+        adminToken: { type: "http", scheme: "bearer", description: "The DOCSERVICE_ADMIN_TOKEN of the deployment." },
+      },
     },
   };
 }

@@ -24,7 +24,10 @@ export interface Route {
   path: string;
   operationId: string;
   summary: string;
-  auth: "none" | "bearer";
+  /** bearer: an API key; admin: DOCSERVICE_ADMIN_TOKEN. */
+  auth: "none" | "bearer" | "admin";
+  /** Callable from any origin (CORS without credentials): preflight answered, Access-Control-Allow-Origin on every answer. */
+  cors?: boolean;
   query?: QueryParameter[];
   /** The request body, for routes that take one. */
   requestBody?: { contentType: string; schema: object };

@@ -48,7 +48,8 @@ export async function startKafka(): Promise<KafkaBroker> {
   writeFileSync(properties, serverProperties(port, controllerPort, join(dir, "logs")));
   // A KRaft log dir is formatted once, with a cluster id (a base64url UUID).
   const clusterId = randomBytes(16).toString("base64url");
-  await run(storage, ["format", "-t", clusterId, "-c", properties]);
+  // "=" form: a base64url id may start with "-", which would read as an option
+  await run(storage, ["format", `--cluster-id=${clusterId}`, "-c", properties]);
 
   let daemon: Daemon | undefined;
   const start = async () => {

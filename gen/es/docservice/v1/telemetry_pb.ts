@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docservice/v1/telemetry.proto.
  */
 export const file_docservice_v1_telemetry: GenFile = /*@__PURE__*/
-  fileDesc("Ch1kb2NzZXJ2aWNlL3YxL3RlbGVtZXRyeS5wcm90bxINZG9jc2VydmljZS52MSJ4CgtCcm93c2VySW5mbxISCgp1c2VyX2FnZW50GAEgASgJEhMKC2N1cnJlbnRfdXJsGAIgASgJEhAKCGhvc3RuYW1lGAMgASgJEi4KC3NjcmVlbl9zaXplGAQgASgLMhkuZG9jc2VydmljZS52MS5TY3JlZW5TaXplIisKClNjcmVlblNpemUSDQoFd2lkdGgYASABKAUSDgoGaGVpZ2h0GAIgASgFIokBCgpVc2FnZUV2ZW50Ei0KCXRpbWVzdGFtcBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLZG9jdW1lbnRfaWQYAiABKAkSNwoTZG9jdW1lbnRfY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiwIKDkNvbGxlY3RSZXF1ZXN0EhMKC2xpY2Vuc2Vfa2V5GAEgASgJEhcKD2xpYnJhcnlfdmVyc2lvbhgCIAEoCRIwCgxicm93c2VyX2luZm8YAyABKAsyGi5kb2NzZXJ2aWNlLnYxLkJyb3dzZXJJbmZvEj0KCG1ldGFkYXRhGAQgAygLMisuZG9jc2VydmljZS52MS5Db2xsZWN0UmVxdWVzdC5NZXRhZGF0YUVudHJ5EikKBmV2ZW50cxgFIAMoCzIZLmRvY3NlcnZpY2UudjEuVXNhZ2VFdmVudBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiIwoPQ29sbGVjdFJlc3BvbnNlEhAKCGFjY2VwdGVkGAEgASgFIkAKD0dldFVzYWdlUmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCRIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJIo4BChBHZXRVc2FnZVJlc3BvbnNlEhMKC2xpY2Vuc2Vfa2V5GAEgASgJEgwKBGZyb20YAiABKAkSCgoCdG8YAyABKAkSEQoJZG9jdW1lbnRzGAQgASgDEg0KBW9wZW5zGAUgASgDEikKBmJ5X2RheRgGIAMoCzIZLmRvY3NlcnZpY2UudjEuRGFpbHlVc2FnZSI8CgpEYWlseVVzYWdlEgwKBGRhdGUYASABKAkSEQoJZG9jdW1lbnRzGAIgASgDEg0KBW9wZW5zGAMgASgDMqkBChBUZWxlbWV0cnlTZXJ2aWNlEkgKB0NvbGxlY3QSHS5kb2NzZXJ2aWNlLnYxLkNvbGxlY3RSZXF1ZXN0Gh4uZG9jc2VydmljZS52MS5Db2xsZWN0UmVzcG9uc2USSwoIR2V0VXNhZ2USHi5kb2NzZXJ2aWNlLnYxLkdldFVzYWdlUmVxdWVzdBofLmRvY3NlcnZpY2UudjEuR2V0VXNhZ2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1kb2NzZXJ2aWNlL3YxL3RlbGVtZXRyeS5wcm90bxINZG9jc2VydmljZS52MSJ4CgtCcm93c2VySW5mbxISCgp1c2VyX2FnZW50GAEgASgJEhMKC2N1cnJlbnRfdXJsGAIgASgJEhAKCGhvc3RuYW1lGAMgASgJEi4KC3NjcmVlbl9zaXplGAQgASgLMhkuZG9jc2VydmljZS52MS5TY3JlZW5TaXplIisKClNjcmVlblNpemUSDQoFd2lkdGgYASABKAUSDgoGaGVpZ2h0GAIgASgFIm0KClVzYWdlRXZlbnQSLQoJdGltZXN0YW1wGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkb2N1bWVudF9pZBgCIAEoCRIbChNkb2N1bWVudF9jcmVhdGVkX2F0GAMgASgJIosCCg5Db2xsZWN0UmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCRIXCg9saWJyYXJ5X3ZlcnNpb24YAiABKAkSMAoMYnJvd3Nlcl9pbmZvGAMgASgLMhouZG9jc2VydmljZS52MS5Ccm93c2VySW5mbxI9CghtZXRhZGF0YRgEIAMoCzIrLmRvY3NlcnZpY2UudjEuQ29sbGVjdFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIpCgZldmVudHMYBSADKAsyGS5kb2NzZXJ2aWNlLnYxLlVzYWdlRXZlbnQaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIiMKD0NvbGxlY3RSZXNwb25zZRIQCghhY2NlcHRlZBgBIAEoBSJACg9HZXRVc2FnZVJlcXVlc3QSEwoLbGljZW5zZV9rZXkYASABKAkSDAoEZnJvbRgCIAEoCRIKCgJ0bxgDIAEoCSKcAgoQR2V0VXNhZ2VSZXNwb25zZRITCgtsaWNlbnNlX2tleRgBIAEoCRIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEhEKCWRvY3VtZW50cxgEIAEoAxINCgVvcGVucxgFIAEoAxIpCgZieV9kYXkYBiADKAsyGS5kb2NzZXJ2aWNlLnYxLkRhaWx5VXNhZ2USLQoIYnlfbW9udGgYByADKAsyGy5kb2NzZXJ2aWNlLnYxLk1vbnRobHlVc2FnZRIuCgpmaXJzdF9zZWVuGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglsYXN0X3NlZW4YCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj8KDE1vbnRobHlVc2FnZRINCgVtb250aBgBIAEoCRIRCglkb2N1bWVudHMYAiABKAMSDQoFb3BlbnMYAyABKAMiPQoUQWRkTGljZW5zZUtleVJlcXVlc3QSEwoLbGljZW5zZV9rZXkYASABKAkSEAoIY3VzdG9tZXIYAiABKAkiYwoKTGljZW5zZUtleRITCgtsaWNlbnNlX2tleRgBIAEoCRIQCghjdXN0b21lchgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIuChdSZW1vdmVMaWNlbnNlS2V5UmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCSI/ChVBZGRMaWNlbnNlS2V5UmVzcG9uc2USJgoDa2V5GAEgASgLMhkuZG9jc2VydmljZS52MS5MaWNlbnNlS2V5IisKGFJlbW92ZUxpY2Vuc2VLZXlSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIhgKFkxpc3RMaWNlbnNlS2V5c1JlcXVlc3QiQgoXTGlzdExpY2Vuc2VLZXlzUmVzcG9uc2USJwoEa2V5cxgBIAMoCzIZLmRvY3NlcnZpY2UudjEuTGljZW5zZUtleSI8CgpEYWlseVVzYWdlEgwKBGRhdGUYASABKAkSEQoJZG9jdW1lbnRzGAIgASgDEg0KBW9wZW5zGAMgASgDMswDChBUZWxlbWV0cnlTZXJ2aWNlEkgKB0NvbGxlY3QSHS5kb2NzZXJ2aWNlLnYxLkNvbGxlY3RSZXF1ZXN0Gh4uZG9jc2VydmljZS52MS5Db2xsZWN0UmVzcG9uc2USSwoIR2V0VXNhZ2USHi5kb2NzZXJ2aWNlLnYxLkdldFVzYWdlUmVxdWVzdBofLmRvY3NlcnZpY2UudjEuR2V0VXNhZ2VSZXNwb25zZRJaCg1BZGRMaWNlbnNlS2V5EiMuZG9jc2VydmljZS52MS5BZGRMaWNlbnNlS2V5UmVxdWVzdBokLmRvY3NlcnZpY2UudjEuQWRkTGljZW5zZUtleVJlc3BvbnNlEmMKEFJlbW92ZUxpY2Vuc2VLZXkSJi5kb2NzZXJ2aWNlLnYxLlJlbW92ZUxpY2Vuc2VLZXlSZXF1ZXN0GicuZG9jc2VydmljZS52MS5SZW1vdmVMaWNlbnNlS2V5UmVzcG9uc2USYAoPTGlzdExpY2Vuc2VLZXlzEiUuZG9jc2VydmljZS52MS5MaXN0TGljZW5zZUtleXNSZXF1ZXN0GiYuZG9jc2VydmljZS52MS5MaXN0TGljZW5zZUtleXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * The browser (or Node) environment of the reporting client. Every field may
@@ -107,11 +107,11 @@ export type UsageEvent = Message<"docservice.v1.UsageEvent"> & {
   documentId: string;
 
   /**
-   * The document's creation time, when known.
+   * The document's creation time as the client sent it (ISO 8601), "" when unknown.
    *
-   * @generated from field: google.protobuf.Timestamp document_created_at = 3;
+   * @generated from field: string document_created_at = 3;
    */
-  documentCreatedAt?: Timestamp | undefined;
+  documentCreatedAt: string;
 };
 
 /**
@@ -273,6 +273,27 @@ export type GetUsageResponse = Message<"docservice.v1.GetUsageResponse"> & {
    * @generated from field: repeated docservice.v1.DailyUsage by_day = 6;
    */
   byDay: DailyUsage[];
+
+  /**
+   * One entry per calendar month the range touches, counted over the whole month.
+   *
+   * @generated from field: repeated docservice.v1.MonthlyUsage by_month = 7;
+   */
+  byMonth: MonthlyUsage[];
+
+  /**
+   * First time the key was seen opening a document, if ever.
+   *
+   * @generated from field: google.protobuf.Timestamp first_seen = 8;
+   */
+  firstSeen?: Timestamp | undefined;
+
+  /**
+   * Last time the key was seen opening a document, if ever.
+   *
+   * @generated from field: google.protobuf.Timestamp last_seen = 9;
+   */
+  lastSeen?: Timestamp | undefined;
 };
 
 /**
@@ -281,6 +302,203 @@ export type GetUsageResponse = Message<"docservice.v1.GetUsageResponse"> & {
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
   messageDesc(file_docservice_v1_telemetry, 6);
+
+/**
+ * Usage in one calendar month (UTC).
+ *
+ * @generated from message docservice.v1.MonthlyUsage
+ */
+export type MonthlyUsage = Message<"docservice.v1.MonthlyUsage"> & {
+  /**
+   * The month, YYYY-MM.
+   *
+   * @generated from field: string month = 1;
+   */
+  month: string;
+
+  /**
+   * Exact number of distinct documents that month.
+   *
+   * @generated from field: int64 documents = 2;
+   */
+  documents: bigint;
+
+  /**
+   * Number of document opens that month.
+   *
+   * @generated from field: int64 opens = 3;
+   */
+  opens: bigint;
+};
+
+/**
+ * Describes the message docservice.v1.MonthlyUsage.
+ * Use `create(MonthlyUsageSchema)` to create a new message.
+ */
+export const MonthlyUsageSchema: GenMessage<MonthlyUsage> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 7);
+
+/**
+ * Asks for a license key to be registered.
+ *
+ * @generated from message docservice.v1.AddLicenseKeyRequest
+ */
+export type AddLicenseKeyRequest = Message<"docservice.v1.AddLicenseKeyRequest"> & {
+  /**
+   * The key to register; empty means generate one.
+   *
+   * @generated from field: string license_key = 1;
+   */
+  licenseKey: string;
+
+  /**
+   * Who the key is for.
+   *
+   * @generated from field: string customer = 2;
+   */
+  customer: string;
+};
+
+/**
+ * Describes the message docservice.v1.AddLicenseKeyRequest.
+ * Use `create(AddLicenseKeyRequestSchema)` to create a new message.
+ */
+export const AddLicenseKeyRequestSchema: GenMessage<AddLicenseKeyRequest> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 8);
+
+/**
+ * A registered license key.
+ *
+ * @generated from message docservice.v1.LicenseKey
+ */
+export type LicenseKey = Message<"docservice.v1.LicenseKey"> & {
+  /**
+   * The key clients send in X-License-Key.
+   *
+   * @generated from field: string license_key = 1;
+   */
+  licenseKey: string;
+
+  /**
+   * Who the key is for.
+   *
+   * @generated from field: string customer = 2;
+   */
+  customer: string;
+
+  /**
+   * When it was registered.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message docservice.v1.LicenseKey.
+ * Use `create(LicenseKeySchema)` to create a new message.
+ */
+export const LicenseKeySchema: GenMessage<LicenseKey> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 9);
+
+/**
+ * Asks for a license key to be removed.
+ *
+ * @generated from message docservice.v1.RemoveLicenseKeyRequest
+ */
+export type RemoveLicenseKeyRequest = Message<"docservice.v1.RemoveLicenseKeyRequest"> & {
+  /**
+   * The key to remove.
+   *
+   * @generated from field: string license_key = 1;
+   */
+  licenseKey: string;
+};
+
+/**
+ * Describes the message docservice.v1.RemoveLicenseKeyRequest.
+ * Use `create(RemoveLicenseKeyRequestSchema)` to create a new message.
+ */
+export const RemoveLicenseKeyRequestSchema: GenMessage<RemoveLicenseKeyRequest> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 10);
+
+/**
+ * The registered key.
+ *
+ * @generated from message docservice.v1.AddLicenseKeyResponse
+ */
+export type AddLicenseKeyResponse = Message<"docservice.v1.AddLicenseKeyResponse"> & {
+  /**
+   * The key as registered (an existing key is returned unchanged).
+   *
+   * @generated from field: docservice.v1.LicenseKey key = 1;
+   */
+  key?: LicenseKey | undefined;
+};
+
+/**
+ * Describes the message docservice.v1.AddLicenseKeyResponse.
+ * Use `create(AddLicenseKeyResponseSchema)` to create a new message.
+ */
+export const AddLicenseKeyResponseSchema: GenMessage<AddLicenseKeyResponse> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 11);
+
+/**
+ * Result of removing a license key.
+ *
+ * @generated from message docservice.v1.RemoveLicenseKeyResponse
+ */
+export type RemoveLicenseKeyResponse = Message<"docservice.v1.RemoveLicenseKeyResponse"> & {
+  /**
+   * False when the key was not registered.
+   *
+   * @generated from field: bool removed = 1;
+   */
+  removed: boolean;
+};
+
+/**
+ * Describes the message docservice.v1.RemoveLicenseKeyResponse.
+ * Use `create(RemoveLicenseKeyResponseSchema)` to create a new message.
+ */
+export const RemoveLicenseKeyResponseSchema: GenMessage<RemoveLicenseKeyResponse> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 12);
+
+/**
+ * Asks for the registered license keys.
+ *
+ * @generated from message docservice.v1.ListLicenseKeysRequest
+ */
+export type ListLicenseKeysRequest = Message<"docservice.v1.ListLicenseKeysRequest"> & {
+};
+
+/**
+ * Describes the message docservice.v1.ListLicenseKeysRequest.
+ * Use `create(ListLicenseKeysRequestSchema)` to create a new message.
+ */
+export const ListLicenseKeysRequestSchema: GenMessage<ListLicenseKeysRequest> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 13);
+
+/**
+ * The registered license keys.
+ *
+ * @generated from message docservice.v1.ListLicenseKeysResponse
+ */
+export type ListLicenseKeysResponse = Message<"docservice.v1.ListLicenseKeysResponse"> & {
+  /**
+   * Every registered key, oldest first.
+   *
+   * @generated from field: repeated docservice.v1.LicenseKey keys = 1;
+   */
+  keys: LicenseKey[];
+};
+
+/**
+ * Describes the message docservice.v1.ListLicenseKeysResponse.
+ * Use `create(ListLicenseKeysResponseSchema)` to create a new message.
+ */
+export const ListLicenseKeysResponseSchema: GenMessage<ListLicenseKeysResponse> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 14);
 
 /**
  * Usage on one UTC day.
@@ -315,7 +533,7 @@ export type DailyUsage = Message<"docservice.v1.DailyUsage"> & {
  * Use `create(DailyUsageSchema)` to create a new message.
  */
 export const DailyUsageSchema: GenMessage<DailyUsage> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 7);
+  messageDesc(file_docservice_v1_telemetry, 15);
 
 /**
  * TelemetryService collects usage events from client editors (one per opened
@@ -335,7 +553,7 @@ export const TelemetryService: GenService<{
     output: typeof CollectResponseSchema;
   },
   /**
-   * Reports exact usage of one license key over a range of UTC days.
+   * Reports exact usage of one license key over a range of UTC days. Admin.
    *
    * @generated from rpc docservice.v1.TelemetryService.GetUsage
    */
@@ -343,6 +561,36 @@ export const TelemetryService: GenService<{
     methodKind: "unary";
     input: typeof GetUsageRequestSchema;
     output: typeof GetUsageResponseSchema;
+  },
+  /**
+   * Registers a license key that may report usage. Admin.
+   *
+   * @generated from rpc docservice.v1.TelemetryService.AddLicenseKey
+   */
+  addLicenseKey: {
+    methodKind: "unary";
+    input: typeof AddLicenseKeyRequestSchema;
+    output: typeof AddLicenseKeyResponseSchema;
+  },
+  /**
+   * Removes a license key; its reports are refused from then on. Admin.
+   *
+   * @generated from rpc docservice.v1.TelemetryService.RemoveLicenseKey
+   */
+  removeLicenseKey: {
+    methodKind: "unary";
+    input: typeof RemoveLicenseKeyRequestSchema;
+    output: typeof RemoveLicenseKeyResponseSchema;
+  },
+  /**
+   * Lists the registered license keys. Admin.
+   *
+   * @generated from rpc docservice.v1.TelemetryService.ListLicenseKeys
+   */
+  listLicenseKeys: {
+    methodKind: "unary";
+    input: typeof ListLicenseKeysRequestSchema;
+    output: typeof ListLicenseKeysResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_docservice_v1_telemetry, 0);

@@ -58,8 +58,8 @@ export interface UsageEvent {
    * characters.
    */
   documentId: string;
-  /** The document's creation time, when known. */
-  documentCreatedAt: Date | undefined;
+  /** The document's creation time as the client sent it (ISO 8601), "" when unknown. */
+  documentCreatedAt: string;
 }
 
 /** A batch of usage events from one client. */
@@ -113,6 +113,70 @@ export interface GetUsageResponse {
   opens: number;
   /** One entry per day of the range. */
   byDay: DailyUsage[];
+  /** One entry per calendar month the range touches, counted over the whole month. */
+  byMonth: MonthlyUsage[];
+  /** First time the key was seen opening a document, if ever. */
+  firstSeen:
+    | Date
+    | undefined;
+  /** Last time the key was seen opening a document, if ever. */
+  lastSeen: Date | undefined;
+}
+
+/** Usage in one calendar month (UTC). */
+export interface MonthlyUsage {
+  /** The month, YYYY-MM. */
+  month: string;
+  /** Exact number of distinct documents that month. */
+  documents: number;
+  /** Number of document opens that month. */
+  opens: number;
+}
+
+/** Asks for a license key to be registered. */
+export interface AddLicenseKeyRequest {
+  /** The key to register; empty means generate one. */
+  licenseKey: string;
+  /** Who the key is for. */
+  customer: string;
+}
+
+/** A registered license key. */
+export interface LicenseKey {
+  /** The key clients send in X-License-Key. */
+  licenseKey: string;
+  /** Who the key is for. */
+  customer: string;
+  /** When it was registered. */
+  createdAt: Date | undefined;
+}
+
+/** Asks for a license key to be removed. */
+export interface RemoveLicenseKeyRequest {
+  /** The key to remove. */
+  licenseKey: string;
+}
+
+/** The registered key. */
+export interface AddLicenseKeyResponse {
+  /** The key as registered (an existing key is returned unchanged). */
+  key: LicenseKey | undefined;
+}
+
+/** Result of removing a license key. */
+export interface RemoveLicenseKeyResponse {
+  /** False when the key was not registered. */
+  removed: boolean;
+}
+
+/** Asks for the registered license keys. */
+export interface ListLicenseKeysRequest {
+}
+
+/** The registered license keys. */
+export interface ListLicenseKeysResponse {
+  /** Every registered key, oldest first. */
+  keys: LicenseKey[];
 }
 
 /** Usage on one UTC day. */
@@ -342,7 +406,7 @@ export const ScreenSize: MessageFns<ScreenSize> = {
 };
 
 function createBaseUsageEvent(): UsageEvent {
-  return { timestamp: undefined, documentId: "", documentCreatedAt: undefined };
+  return { timestamp: undefined, documentId: "", documentCreatedAt: "" };
 }
 
 export const UsageEvent: MessageFns<UsageEvent> = {
@@ -353,8 +417,8 @@ export const UsageEvent: MessageFns<UsageEvent> = {
     if (message.documentId !== "") {
       writer.uint32(18).string(message.documentId);
     }
-    if (message.documentCreatedAt !== undefined) {
-      Timestamp.encode(toTimestamp(message.documentCreatedAt), writer.uint32(26).fork()).join();
+    if (message.documentCreatedAt !== "") {
+      writer.uint32(26).string(message.documentCreatedAt);
     }
     return writer;
   },
@@ -393,7 +457,7 @@ export const UsageEvent: MessageFns<UsageEvent> = {
               break;
             }
 
-            message.documentCreatedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            message.documentCreatedAt = reader.string();
             continue;
           }
         }
@@ -417,10 +481,10 @@ export const UsageEvent: MessageFns<UsageEvent> = {
         ? globalThis.String(object.document_id)
         : "",
       documentCreatedAt: isSet(object.documentCreatedAt)
-        ? fromJsonTimestamp(object.documentCreatedAt)
+        ? globalThis.String(object.documentCreatedAt)
         : isSet(object.document_created_at)
-        ? fromJsonTimestamp(object.document_created_at)
-        : undefined,
+        ? globalThis.String(object.document_created_at)
+        : "",
     };
   },
 
@@ -432,8 +496,8 @@ export const UsageEvent: MessageFns<UsageEvent> = {
     if (message.documentId !== "") {
       obj.documentId = message.documentId;
     }
-    if (message.documentCreatedAt !== undefined) {
-      obj.documentCreatedAt = message.documentCreatedAt.toISOString();
+    if (message.documentCreatedAt !== "") {
+      obj.documentCreatedAt = message.documentCreatedAt;
     }
     return obj;
   },
@@ -445,7 +509,7 @@ export const UsageEvent: MessageFns<UsageEvent> = {
     const message = createBaseUsageEvent();
     message.timestamp = object.timestamp ?? undefined;
     message.documentId = object.documentId ?? "";
-    message.documentCreatedAt = object.documentCreatedAt ?? undefined;
+    message.documentCreatedAt = object.documentCreatedAt ?? "";
     return message;
   },
 };
@@ -887,7 +951,17 @@ export const GetUsageRequest: MessageFns<GetUsageRequest> = {
 };
 
 function createBaseGetUsageResponse(): GetUsageResponse {
-  return { licenseKey: "", from: "", to: "", documents: 0, opens: 0, byDay: [] };
+  return {
+    licenseKey: "",
+    from: "",
+    to: "",
+    documents: 0,
+    opens: 0,
+    byDay: [],
+    byMonth: [],
+    firstSeen: undefined,
+    lastSeen: undefined,
+  };
 }
 
 export const GetUsageResponse: MessageFns<GetUsageResponse> = {
@@ -909,6 +983,15 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
     }
     for (const v of message.byDay) {
       DailyUsage.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.byMonth) {
+      MonthlyUsage.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.firstSeen !== undefined) {
+      Timestamp.encode(toTimestamp(message.firstSeen), writer.uint32(66).fork()).join();
+    }
+    if (message.lastSeen !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastSeen), writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -974,6 +1057,30 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
             message.byDay.push(DailyUsage.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.byMonth.push(MonthlyUsage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.firstSeen = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.lastSeen = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1002,6 +1109,21 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
         : globalThis.Array.isArray(object?.by_day)
         ? object.by_day.map((e: any) => DailyUsage.fromJSON(e))
         : [],
+      byMonth: globalThis.Array.isArray(object?.byMonth)
+        ? object.byMonth.map((e: any) => MonthlyUsage.fromJSON(e))
+        : globalThis.Array.isArray(object?.by_month)
+        ? object.by_month.map((e: any) => MonthlyUsage.fromJSON(e))
+        : [],
+      firstSeen: isSet(object.firstSeen)
+        ? fromJsonTimestamp(object.firstSeen)
+        : isSet(object.first_seen)
+        ? fromJsonTimestamp(object.first_seen)
+        : undefined,
+      lastSeen: isSet(object.lastSeen)
+        ? fromJsonTimestamp(object.lastSeen)
+        : isSet(object.last_seen)
+        ? fromJsonTimestamp(object.last_seen)
+        : undefined,
     };
   },
 
@@ -1025,6 +1147,15 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
     if (message.byDay?.length) {
       obj.byDay = message.byDay.map((e) => DailyUsage.toJSON(e));
     }
+    if (message.byMonth?.length) {
+      obj.byMonth = message.byMonth.map((e) => MonthlyUsage.toJSON(e));
+    }
+    if (message.firstSeen !== undefined) {
+      obj.firstSeen = message.firstSeen.toISOString();
+    }
+    if (message.lastSeen !== undefined) {
+      obj.lastSeen = message.lastSeen.toISOString();
+    }
     return obj;
   },
 
@@ -1039,6 +1170,634 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
     message.documents = object.documents ?? 0;
     message.opens = object.opens ?? 0;
     message.byDay = object.byDay?.map((e) => DailyUsage.fromPartial(e)) || [];
+    message.byMonth = object.byMonth?.map((e) => MonthlyUsage.fromPartial(e)) || [];
+    message.firstSeen = object.firstSeen ?? undefined;
+    message.lastSeen = object.lastSeen ?? undefined;
+    return message;
+  },
+};
+
+function createBaseMonthlyUsage(): MonthlyUsage {
+  return { month: "", documents: 0, opens: 0 };
+}
+
+export const MonthlyUsage: MessageFns<MonthlyUsage> = {
+  encode(message: MonthlyUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.month !== "") {
+      writer.uint32(10).string(message.month);
+    }
+    if (message.documents !== 0) {
+      writer.uint32(16).int64(message.documents);
+    }
+    if (message.opens !== 0) {
+      writer.uint32(24).int64(message.opens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MonthlyUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMonthlyUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.month = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.documents = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.opens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MonthlyUsage {
+    return {
+      month: isSet(object.month) ? globalThis.String(object.month) : "",
+      documents: isSet(object.documents) ? globalThis.Number(object.documents) : 0,
+      opens: isSet(object.opens) ? globalThis.Number(object.opens) : 0,
+    };
+  },
+
+  toJSON(message: MonthlyUsage): unknown {
+    const obj: any = {};
+    if (message.month !== "") {
+      obj.month = message.month;
+    }
+    if (message.documents !== 0) {
+      obj.documents = Math.round(message.documents);
+    }
+    if (message.opens !== 0) {
+      obj.opens = Math.round(message.opens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<MonthlyUsage>, I>>(base?: I): MonthlyUsage {
+    return MonthlyUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<MonthlyUsage>, I>>(object: I): MonthlyUsage {
+    const message = createBaseMonthlyUsage();
+    message.month = object.month ?? "";
+    message.documents = object.documents ?? 0;
+    message.opens = object.opens ?? 0;
+    return message;
+  },
+};
+
+function createBaseAddLicenseKeyRequest(): AddLicenseKeyRequest {
+  return { licenseKey: "", customer: "" };
+}
+
+export const AddLicenseKeyRequest: MessageFns<AddLicenseKeyRequest> = {
+  encode(message: AddLicenseKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.licenseKey !== "") {
+      writer.uint32(10).string(message.licenseKey);
+    }
+    if (message.customer !== "") {
+      writer.uint32(18).string(message.customer);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddLicenseKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddLicenseKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.licenseKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.customer = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddLicenseKeyRequest {
+    return {
+      licenseKey: isSet(object.licenseKey)
+        ? globalThis.String(object.licenseKey)
+        : isSet(object.license_key)
+        ? globalThis.String(object.license_key)
+        : "",
+      customer: isSet(object.customer) ? globalThis.String(object.customer) : "",
+    };
+  },
+
+  toJSON(message: AddLicenseKeyRequest): unknown {
+    const obj: any = {};
+    if (message.licenseKey !== "") {
+      obj.licenseKey = message.licenseKey;
+    }
+    if (message.customer !== "") {
+      obj.customer = message.customer;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddLicenseKeyRequest>, I>>(base?: I): AddLicenseKeyRequest {
+    return AddLicenseKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddLicenseKeyRequest>, I>>(object: I): AddLicenseKeyRequest {
+    const message = createBaseAddLicenseKeyRequest();
+    message.licenseKey = object.licenseKey ?? "";
+    message.customer = object.customer ?? "";
+    return message;
+  },
+};
+
+function createBaseLicenseKey(): LicenseKey {
+  return { licenseKey: "", customer: "", createdAt: undefined };
+}
+
+export const LicenseKey: MessageFns<LicenseKey> = {
+  encode(message: LicenseKey, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.licenseKey !== "") {
+      writer.uint32(10).string(message.licenseKey);
+    }
+    if (message.customer !== "") {
+      writer.uint32(18).string(message.customer);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): LicenseKey {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseLicenseKey();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.licenseKey = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.customer = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): LicenseKey {
+    return {
+      licenseKey: isSet(object.licenseKey)
+        ? globalThis.String(object.licenseKey)
+        : isSet(object.license_key)
+        ? globalThis.String(object.license_key)
+        : "",
+      customer: isSet(object.customer) ? globalThis.String(object.customer) : "",
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: LicenseKey): unknown {
+    const obj: any = {};
+    if (message.licenseKey !== "") {
+      obj.licenseKey = message.licenseKey;
+    }
+    if (message.customer !== "") {
+      obj.customer = message.customer;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<LicenseKey>, I>>(base?: I): LicenseKey {
+    return LicenseKey.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<LicenseKey>, I>>(object: I): LicenseKey {
+    const message = createBaseLicenseKey();
+    message.licenseKey = object.licenseKey ?? "";
+    message.customer = object.customer ?? "";
+    message.createdAt = object.createdAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRemoveLicenseKeyRequest(): RemoveLicenseKeyRequest {
+  return { licenseKey: "" };
+}
+
+export const RemoveLicenseKeyRequest: MessageFns<RemoveLicenseKeyRequest> = {
+  encode(message: RemoveLicenseKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.licenseKey !== "") {
+      writer.uint32(10).string(message.licenseKey);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveLicenseKeyRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveLicenseKeyRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.licenseKey = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveLicenseKeyRequest {
+    return {
+      licenseKey: isSet(object.licenseKey)
+        ? globalThis.String(object.licenseKey)
+        : isSet(object.license_key)
+        ? globalThis.String(object.license_key)
+        : "",
+    };
+  },
+
+  toJSON(message: RemoveLicenseKeyRequest): unknown {
+    const obj: any = {};
+    if (message.licenseKey !== "") {
+      obj.licenseKey = message.licenseKey;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveLicenseKeyRequest>, I>>(base?: I): RemoveLicenseKeyRequest {
+    return RemoveLicenseKeyRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveLicenseKeyRequest>, I>>(object: I): RemoveLicenseKeyRequest {
+    const message = createBaseRemoveLicenseKeyRequest();
+    message.licenseKey = object.licenseKey ?? "";
+    return message;
+  },
+};
+
+function createBaseAddLicenseKeyResponse(): AddLicenseKeyResponse {
+  return { key: undefined };
+}
+
+export const AddLicenseKeyResponse: MessageFns<AddLicenseKeyResponse> = {
+  encode(message: AddLicenseKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== undefined) {
+      LicenseKey.encode(message.key, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AddLicenseKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAddLicenseKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = LicenseKey.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AddLicenseKeyResponse {
+    return { key: isSet(object.key) ? LicenseKey.fromJSON(object.key) : undefined };
+  },
+
+  toJSON(message: AddLicenseKeyResponse): unknown {
+    const obj: any = {};
+    if (message.key !== undefined) {
+      obj.key = LicenseKey.toJSON(message.key);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AddLicenseKeyResponse>, I>>(base?: I): AddLicenseKeyResponse {
+    return AddLicenseKeyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AddLicenseKeyResponse>, I>>(object: I): AddLicenseKeyResponse {
+    const message = createBaseAddLicenseKeyResponse();
+    message.key = (object.key !== undefined && object.key !== null) ? LicenseKey.fromPartial(object.key) : undefined;
+    return message;
+  },
+};
+
+function createBaseRemoveLicenseKeyResponse(): RemoveLicenseKeyResponse {
+  return { removed: false };
+}
+
+export const RemoveLicenseKeyResponse: MessageFns<RemoveLicenseKeyResponse> = {
+  encode(message: RemoveLicenseKeyResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.removed !== false) {
+      writer.uint32(8).bool(message.removed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RemoveLicenseKeyResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRemoveLicenseKeyResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.removed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RemoveLicenseKeyResponse {
+    return { removed: isSet(object.removed) ? globalThis.Boolean(object.removed) : false };
+  },
+
+  toJSON(message: RemoveLicenseKeyResponse): unknown {
+    const obj: any = {};
+    if (message.removed !== false) {
+      obj.removed = message.removed;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RemoveLicenseKeyResponse>, I>>(base?: I): RemoveLicenseKeyResponse {
+    return RemoveLicenseKeyResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RemoveLicenseKeyResponse>, I>>(object: I): RemoveLicenseKeyResponse {
+    const message = createBaseRemoveLicenseKeyResponse();
+    message.removed = object.removed ?? false;
+    return message;
+  },
+};
+
+function createBaseListLicenseKeysRequest(): ListLicenseKeysRequest {
+  return {};
+}
+
+export const ListLicenseKeysRequest: MessageFns<ListLicenseKeysRequest> = {
+  encode(_: ListLicenseKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListLicenseKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListLicenseKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListLicenseKeysRequest {
+    return {};
+  },
+
+  toJSON(_: ListLicenseKeysRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListLicenseKeysRequest>, I>>(base?: I): ListLicenseKeysRequest {
+    return ListLicenseKeysRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListLicenseKeysRequest>, I>>(_: I): ListLicenseKeysRequest {
+    const message = createBaseListLicenseKeysRequest();
+    return message;
+  },
+};
+
+function createBaseListLicenseKeysResponse(): ListLicenseKeysResponse {
+  return { keys: [] };
+}
+
+export const ListLicenseKeysResponse: MessageFns<ListLicenseKeysResponse> = {
+  encode(message: ListLicenseKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.keys) {
+      LicenseKey.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListLicenseKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListLicenseKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keys.push(LicenseKey.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListLicenseKeysResponse {
+    return { keys: globalThis.Array.isArray(object?.keys) ? object.keys.map((e: any) => LicenseKey.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: ListLicenseKeysResponse): unknown {
+    const obj: any = {};
+    if (message.keys?.length) {
+      obj.keys = message.keys.map((e) => LicenseKey.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ListLicenseKeysResponse>, I>>(base?: I): ListLicenseKeysResponse {
+    return ListLicenseKeysResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ListLicenseKeysResponse>, I>>(object: I): ListLicenseKeysResponse {
+    const message = createBaseListLicenseKeysResponse();
+    message.keys = object.keys?.map((e) => LicenseKey.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1160,7 +1919,7 @@ export const TelemetryServiceService = {
     responseSerialize: (value: CollectResponse): Buffer => Buffer.from(CollectResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CollectResponse => CollectResponse.decode(value),
   },
-  /** Reports exact usage of one license key over a range of UTC days. */
+  /** Reports exact usage of one license key over a range of UTC days. Admin. */
   getUsage: {
     path: "/docservice.v1.TelemetryService/GetUsage" as const,
     requestStream: false as const,
@@ -1170,13 +1929,54 @@ export const TelemetryServiceService = {
     responseSerialize: (value: GetUsageResponse): Buffer => Buffer.from(GetUsageResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetUsageResponse => GetUsageResponse.decode(value),
   },
+  /** Registers a license key that may report usage. Admin. */
+  addLicenseKey: {
+    path: "/docservice.v1.TelemetryService/AddLicenseKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AddLicenseKeyRequest): Buffer => Buffer.from(AddLicenseKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AddLicenseKeyRequest => AddLicenseKeyRequest.decode(value),
+    responseSerialize: (value: AddLicenseKeyResponse): Buffer =>
+      Buffer.from(AddLicenseKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AddLicenseKeyResponse => AddLicenseKeyResponse.decode(value),
+  },
+  /** Removes a license key; its reports are refused from then on. Admin. */
+  removeLicenseKey: {
+    path: "/docservice.v1.TelemetryService/RemoveLicenseKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RemoveLicenseKeyRequest): Buffer =>
+      Buffer.from(RemoveLicenseKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RemoveLicenseKeyRequest => RemoveLicenseKeyRequest.decode(value),
+    responseSerialize: (value: RemoveLicenseKeyResponse): Buffer =>
+      Buffer.from(RemoveLicenseKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RemoveLicenseKeyResponse => RemoveLicenseKeyResponse.decode(value),
+  },
+  /** Lists the registered license keys. Admin. */
+  listLicenseKeys: {
+    path: "/docservice.v1.TelemetryService/ListLicenseKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListLicenseKeysRequest): Buffer =>
+      Buffer.from(ListLicenseKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListLicenseKeysRequest => ListLicenseKeysRequest.decode(value),
+    responseSerialize: (value: ListLicenseKeysResponse): Buffer =>
+      Buffer.from(ListLicenseKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListLicenseKeysResponse => ListLicenseKeysResponse.decode(value),
+  },
 } as const;
 
 export interface TelemetryServiceServer extends UntypedServiceImplementation {
   /** Accepts a batch of usage events once they are durably stored. */
   collect: handleUnaryCall<CollectRequest, CollectResponse>;
-  /** Reports exact usage of one license key over a range of UTC days. */
+  /** Reports exact usage of one license key over a range of UTC days. Admin. */
   getUsage: handleUnaryCall<GetUsageRequest, GetUsageResponse>;
+  /** Registers a license key that may report usage. Admin. */
+  addLicenseKey: handleUnaryCall<AddLicenseKeyRequest, AddLicenseKeyResponse>;
+  /** Removes a license key; its reports are refused from then on. Admin. */
+  removeLicenseKey: handleUnaryCall<RemoveLicenseKeyRequest, RemoveLicenseKeyResponse>;
+  /** Lists the registered license keys. Admin. */
+  listLicenseKeys: handleUnaryCall<ListLicenseKeysRequest, ListLicenseKeysResponse>;
 }
 
 export interface TelemetryServiceClient extends Client {
@@ -1196,7 +1996,7 @@ export interface TelemetryServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CollectResponse) => void,
   ): ClientUnaryCall;
-  /** Reports exact usage of one license key over a range of UTC days. */
+  /** Reports exact usage of one license key over a range of UTC days. Admin. */
   getUsage(
     request: GetUsageRequest,
     callback: (error: ServiceError | null, response: GetUsageResponse) => void,
@@ -1211,6 +2011,54 @@ export interface TelemetryServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetUsageResponse) => void,
+  ): ClientUnaryCall;
+  /** Registers a license key that may report usage. Admin. */
+  addLicenseKey(
+    request: AddLicenseKeyRequest,
+    callback: (error: ServiceError | null, response: AddLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  addLicenseKey(
+    request: AddLicenseKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AddLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  addLicenseKey(
+    request: AddLicenseKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AddLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** Removes a license key; its reports are refused from then on. Admin. */
+  removeLicenseKey(
+    request: RemoveLicenseKeyRequest,
+    callback: (error: ServiceError | null, response: RemoveLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  removeLicenseKey(
+    request: RemoveLicenseKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RemoveLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  removeLicenseKey(
+    request: RemoveLicenseKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RemoveLicenseKeyResponse) => void,
+  ): ClientUnaryCall;
+  /** Lists the registered license keys. Admin. */
+  listLicenseKeys(
+    request: ListLicenseKeysRequest,
+    callback: (error: ServiceError | null, response: ListLicenseKeysResponse) => void,
+  ): ClientUnaryCall;
+  listLicenseKeys(
+    request: ListLicenseKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListLicenseKeysResponse) => void,
+  ): ClientUnaryCall;
+  listLicenseKeys(
+    request: ListLicenseKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListLicenseKeysResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,203 @@
+import type { LicenseKey } from "../../gen/ts-proto/docservice/v1/telemetry.js";
+import { validationError } from "../core/errors.js";
+import { fieldIssues } from "../signing/sign-request-schema.js";
+import { collectRequestSchema } from "../telemetry/collect-request-schema.js";
+import type { TelemetryApi } from "../telemetry/telemetry-service.js";
+import { readJsonBody } from "./json-body.js";
+import { queryValue, type Route } from "./route.js";
+
+/** The reference client sends one event per report; 100 events with metadata fit easily. */
+export const COLLECT_MAX_BODY_BYTES = 64 * 1024;
+
+const adminErrors = {
+  401: "The admin token is missing or wrong.",
+  403: "Admin calls are disabled (DOCSERVICE_ADMIN_TOKEN is not set).",
+};
+
+const licenseKeySchema = {
+  type: "object",
+  required: ["licenseKey", "customer", "createdAt"],
+  properties: { licenseKey: { type: "string" }, customer: { type: "string" }, createdAt: { type: "string", format: "date-time" } },
+};
+
+const licenseKeyJson = (key: LicenseKey | undefined) => ({ licenseKey: key?.licenseKey, customer: key?.customer, createdAt: key?.createdAt?.toISOString() });
+
+const countsSchema = (key: string) => ({
+  type: "object",
+  required: [key, "documents", "opens"],
+  properties: { [key]: { type: "string" }, documents: { type: "integer" }, opens: { type: "integer" } },
+});
+
+/** /v1/collect (public, CORS), /v1/usage and /v1/admin/license-keys (admin token). */
+export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBytes: number }): Route[] {
+  const schema = collectRequestSchema(limits);
+  return [
+    {
+      method: "POST",
+      path: "/v1/collect",
+      operationId: "collect",
+      summary:
+        "Report opened documents (1–100 events) for usage-based billing. `X-License-Key` names the license (none: the community key). " +
+        "Answered 202 once the events are durable. Callable cross-origin (CORS, no credentials).",
+      auth: "none",
+      cors: true,
+      requestBody: {
+        contentType: "application/json",
+        schema: {
+          type: "object",
+          required: ["events"],
+          properties: {
+            libraryVersion: { type: "string", description: "Also accepted as `superdocVersion`." },
+            browserInfo: { type: "object" },
+            metadata: { type: "object", additionalProperties: { type: ["string", "number", "boolean"] } },
+            events: {
+              type: "array",
+              minItems: 1,
+              maxItems: 100,
+              items: {
+                type: "object",
+                required: ["timestamp", "documentId"],
+                properties: {
+                  timestamp: { type: "string", format: "date-time" },
+                  documentId: { type: "string", maxLength: 128 },
+                  documentCreatedAt: { type: ["string", "null"] },
+                },
+              },
+            },
+          },
+        },
+      },
+      successStatus: 202,
+      responseSchema: { type: "object", required: ["accepted"], properties: { accepted: { type: "integer" } } },
+      errors: {
+        400: "The body breaks a rule; `details` lists every problem.",
+        401: "The license key is not registered.",
+        413: "The body is larger than 64 KB.",
+        415: "The body is not JSON.",
+        503: "The events cannot be stored right now (Kafka away and the local spool full); see Retry-After.",
+      },
+      async handle(context) {
+        const result = schema.safeParse(await readJsonBody(context.request, COLLECT_MAX_BODY_BYTES));
+        if (!result.success) throw validationError(fieldIssues(result.error));
+        const body = result.data;
+        const header = context.request.headers["x-license-key"];
+        const response = await telemetry.collect({
+          licenseKey: (Array.isArray(header) ? header[0] : header)?.trim() ?? "",
+          libraryVersion: body.libraryVersion ?? body.superdocVersion ?? "",
+          browserInfo: body.browserInfo,
+          metadata: body.metadata,
+          events: body.events.map((event) => ({
+            timestamp: new Date(event.timestamp),
+            documentId: event.documentId,
+            documentCreatedAt: event.documentCreatedAt ?? "",
+          })),
+        });
+        return { status: 202, body: { accepted: response.accepted } };
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/usage",
+      operationId: "getUsage",
+      summary: "Exact usage of a license key over a range of UTC days (inclusive): distinct documents and opens, per day and per month.",
+      auth: "admin",
+      query: [
+        { name: "licenseKey", description: "The license key.", required: true },
+        { name: "from", description: "First UTC day, YYYY-MM-DD.", required: true },
+        { name: "to", description: "Last UTC day, YYYY-MM-DD.", required: true },
+      ],
+      successStatus: 200,
+      responseSchema: {
+        type: "object",
+        required: ["licenseKey", "from", "to", "documents", "opens", "byDay", "byMonth"],
+        properties: {
+          licenseKey: { type: "string" },
+          from: { type: "string", format: "date" },
+          to: { type: "string", format: "date" },
+          documents: { type: "integer", description: "Exact distinct documents over the whole range." },
+          opens: { type: "integer" },
+          byDay: { type: "array", items: countsSchema("date") },
+          byMonth: { type: "array", items: countsSchema("month"), description: "Whole calendar months the range touches." },
+          firstSeen: { type: "string", format: "date-time" },
+          lastSeen: { type: "string", format: "date-time" },
+        },
+      },
+      errors: { 400: "A parameter is missing or not a valid date range.", ...adminErrors, 503: "The usage store is unavailable." },
+      async handle(context) {
+        const usage = await telemetry.getUsage({
+          licenseKey: queryValue(context, "licenseKey"),
+          from: queryValue(context, "from"),
+          to: queryValue(context, "to"),
+        });
+        return {
+          status: 200,
+          body: {
+            licenseKey: usage.licenseKey,
+            from: usage.from,
+            to: usage.to,
+            documents: usage.documents,
+            opens: usage.opens,
+            byDay: usage.byDay,
+            byMonth: usage.byMonth,
+            ...(usage.firstSeen ? { firstSeen: usage.firstSeen.toISOString() } : {}),
+            ...(usage.lastSeen ? { lastSeen: usage.lastSeen.toISOString() } : {}),
+          },
+        };
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/admin/license-keys",
+      operationId: "addLicenseKey",
+      summary: "Register a license key that may report usage (`licenseKey` omitted: one is generated). Registering an existing key returns it unchanged.",
+      auth: "admin",
+      requestBody: {
+        contentType: "application/json",
+        schema: { type: "object", properties: { licenseKey: { type: "string" }, customer: { type: "string" } } },
+      },
+      successStatus: 201,
+      responseSchema: licenseKeySchema,
+      errors: { 400: "The key or customer is not valid.", ...adminErrors, 415: "The body is not JSON.", 503: "The key store is unavailable." },
+      async handle(context) {
+        const body = (await readJsonBody(context.request, 4096)) as { licenseKey?: unknown; customer?: unknown } | null;
+        const issues = [
+          ...(body === null || typeof body !== "object" ? [{ field: "body", issue: "must be a JSON object" }] : []),
+          ...(body?.licenseKey !== undefined && typeof body.licenseKey !== "string" ? [{ field: "licenseKey", issue: "must be a string" }] : []),
+          ...(body?.customer !== undefined && typeof body.customer !== "string" ? [{ field: "customer", issue: "must be a string" }] : []),
+        ];
+        if (issues.length > 0) throw validationError(issues);
+        const response = await telemetry.addLicenseKey({ licenseKey: (body?.licenseKey as string) ?? "", customer: (body?.customer as string) ?? "" });
+        return { status: 201, body: licenseKeyJson(response.key) };
+      },
+    },
+    {
+      method: "GET",
+      path: "/v1/admin/license-keys",
+      operationId: "listLicenseKeys",
+      summary: "Every registered license key.",
+      auth: "admin",
+      successStatus: 200,
+      responseSchema: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: licenseKeySchema } } },
+      errors: { ...adminErrors, 503: "The key store is unavailable." },
+      async handle() {
+        const response = await telemetry.listLicenseKeys({});
+        return { status: 200, body: { keys: response.keys.map(licenseKeyJson) } };
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/v1/admin/license-keys",
+      operationId: "removeLicenseKey",
+      summary: "Remove a license key: its reports are refused from then on (within seconds on every replica).",
+      auth: "admin",
+      query: [{ name: "licenseKey", description: "The key to remove.", required: true }],
+      successStatus: 200,
+      responseSchema: { type: "object", required: ["removed"], properties: { removed: { type: "boolean" } } },
+      errors: { 400: "`licenseKey` is missing.", ...adminErrors, 503: "The key store is unavailable." },
+      async handle(context) {
+        const response = await telemetry.removeLicenseKey({ licenseKey: queryValue(context, "licenseKey") });
+        return { status: 200, body: { removed: response.removed } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,139 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type {
+  AddLicenseKeyRequest,
+  AddLicenseKeyResponse,
+  CollectRequest,
+  CollectResponse,
+  GetUsageRequest,
+  GetUsageResponse,
+  LicenseKey,
+  ListLicenseKeysResponse,
+  RemoveLicenseKeyRequest,
+  RemoveLicenseKeyResponse,
+  TelemetryServiceService,
+} from "../../gen/ts-proto/docservice/v1/telemetry.js";
+import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
+import type { UnaryApi } from "../core/unary-api.js";
+import { COMMUNITY_LICENSE_KEY, MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT } from "./collect-request-schema.js";
+import type { LicenseKeyInfo, LicenseKeyStore } from "./license-key-store.js";
+import type { UsageIntake } from "./usage-intake.js";
+import type { UsageRecord } from "./usage-record.js";
+import type { UsageStore } from "./usage-store.js";
+
+export type TelemetryApi = UnaryApi<typeof TelemetryServiceService>;
+
+/** How long a license key lookup is cached: a removed key is refused within this. */
+const KEY_CACHE_MS = 5000;
+const LICENSE_KEY = /^[\x21-\x7e]{8,128}$/;
+
+/**
+ * Usage telemetry: accepts reports (once durable), answers exact usage, and
+ * manages the license keys allowed to report. The community key is always
+ * accepted. No client address or cookie is ever stored.
+ */
+export class TelemetryService implements TelemetryApi {
+  private readonly knownKeys = new Map<string, { known: boolean; until: number }>();
+
+  constructor(
+    private readonly intake: UsageIntake,
+    private readonly usageStore: UsageStore,
+    private readonly licenseKeys: LicenseKeyStore,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async collect(request: CollectRequest): Promise<CollectResponse> {
+    checkEvents(request);
+    const licenseKey = request.licenseKey || COMMUNITY_LICENSE_KEY;
+    if (!(await this.isKnown(licenseKey))) {
+      throw new ServiceError("UNAUTHENTICATED", "Unknown license key: send a registered key in X-License-Key, or none for the community edition.");
+    }
+    const receivedAt = this.now().toISOString();
+    const records = request.events.map(
+      (event): UsageRecord => ({
+        eventId: randomUUID(),
+        licenseKey,
+        documentId: event.documentId,
+        documentCreatedAt: event.documentCreatedAt || null,
+        openedAt: event.timestamp!.toISOString(),
+        receivedAt,
+        libraryVersion: request.libraryVersion,
+        hostname: request.browserInfo?.hostname ?? "",
+        metadata: request.metadata,
+      }),
+    );
+    await this.intake.accept(records);
+    return { accepted: records.length };
+  }
+
+  async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
+    if (!request.licenseKey) throw validationError([{ field: "licenseKey", issue: "is required" }]);
+    const usage = await this.usageStore.usage(request.licenseKey, request.from, request.to);
+    return {
+      licenseKey: request.licenseKey,
+      from: request.from,
+      to: request.to,
+      documents: usage.documents,
+      opens: usage.opens,
+      byDay: usage.byDay,
+      byMonth: usage.byMonth,
+      firstSeen: usage.firstSeen ? new Date(usage.firstSeen) : undefined,
+      lastSeen: usage.lastSeen ? new Date(usage.lastSeen) : undefined,
+    };
+  }
+
+  async addLicenseKey(request: AddLicenseKeyRequest): Promise<AddLicenseKeyResponse> {
+    const licenseKey = request.licenseKey || `lic_${randomBytes(18).toString("base64url")}`;
+    const issues: FieldIssue[] = [];
+    if (!LICENSE_KEY.test(licenseKey)) issues.push({ field: "licenseKey", issue: "must be 8 to 128 printable ASCII characters without spaces" });
+    if (licenseKey === COMMUNITY_LICENSE_KEY) issues.push({ field: "licenseKey", issue: "is the community key, which is always accepted" });
+    if (request.customer.length > 200) issues.push({ field: "customer", issue: "must be at most 200 characters" });
+    if (issues.length > 0) throw validationError(issues);
+    const key = await this.licenseKeys.add(licenseKey, request.customer);
+    this.knownKeys.delete(licenseKey);
+    return { key: licenseKeyMessage(key) };
+  }
+
+  async removeLicenseKey(request: RemoveLicenseKeyRequest): Promise<RemoveLicenseKeyResponse> {
+    if (!request.licenseKey) throw validationError([{ field: "licenseKey", issue: "is required" }]);
+    const removed = await this.licenseKeys.remove(request.licenseKey);
+    this.knownKeys.delete(request.licenseKey);
+    return { removed };
+  }
+
+  async listLicenseKeys(): Promise<ListLicenseKeysResponse> {
+    return { keys: (await this.licenseKeys.list()).map(licenseKeyMessage) };
+  }
+
+  health(): Promise<void> {
+    return this.usageStore.health();
+  }
+
+  private async isKnown(licenseKey: string): Promise<boolean> {
+    if (licenseKey === COMMUNITY_LICENSE_KEY) return true;
+    const cached = this.knownKeys.get(licenseKey);
+    if (cached && cached.until > Date.now()) return cached.known;
+    const known = (await this.licenseKeys.find(licenseKey)) !== undefined;
+    if (this.knownKeys.size > 10_000) this.knownKeys.clear();
+    this.knownKeys.set(licenseKey, { known, until: Date.now() + KEY_CACHE_MS });
+    return known;
+  }
+}
+
+/** What a gRPC caller could still get wrong after the gateway's JSON checks. */
+function checkEvents(request: CollectRequest): void {
+  const issues: FieldIssue[] = [];
+  if (request.events.length < 1 || request.events.length > MAX_EVENTS_PER_REPORT) {
+    issues.push({ field: "events", issue: `must have 1 to ${MAX_EVENTS_PER_REPORT} events` });
+  }
+  request.events.forEach((event, i) => {
+    if (!event.timestamp || Number.isNaN(event.timestamp.getTime())) issues.push({ field: `events[${i}].timestamp`, issue: "is required" });
+    if (!event.documentId || event.documentId.length > MAX_DOCUMENT_ID_CHARS) {
+      issues.push({ field: `events[${i}].documentId`, issue: `must be 1 to ${MAX_DOCUMENT_ID_CHARS} characters` });
+    }
+  });
+  if (issues.length > 0) throw validationError(issues);
+}
+
+function licenseKeyMessage(key: LicenseKeyInfo): LicenseKey {
+  return { licenseKey: key.licenseKey, customer: key.customer, createdAt: key.createdAt };
+}

@@ -1,0 +1,21 @@
+/**
+ * One accepted usage event, as written to Kafka (or the spool) and read by the
+ * aggregator. Plain JSON.
+ */
+export interface UsageRecord {
+  /** Unique per accepted event (a UUID given on acceptance): aggregation applies each eventId once. */
+  eventId: string;
+  licenseKey: string;
+  /** The client's document id (at most 128 characters). */
+  documentId: string;
+  /** ISO 8601, or null when the client did not know it. */
+  documentCreatedAt: string | null;
+  /** When the document was opened, ISO 8601 UTC with milliseconds (client clock); the event counts for this UTC day. */
+  openedAt: string;
+  /** When the service accepted it, ISO 8601 UTC. */
+  receivedAt: string;
+  libraryVersion: string;
+  hostname: string;
+  /** The report's flat metadata; part of what makes a document distinct. */
+  metadata: Record<string, string>;
+}

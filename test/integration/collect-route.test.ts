@@ -1,0 +1,117 @@
+// POST /v1/collect, GET /v1/usage and the license-key admin routes on the
+// embedded platform (no Kafka, no Redis: the in-process pipeline and LMDB),
+// including every bad-input rule and CORS.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { startPlatform, type Platform } from "../support/platform.js";
+import { ADMIN_TOKEN, collect, report, today, usage } from "../support/usage-reports.js";
+
+const COMMUNITY = "community-and-eval-agplv3";
+
+describe("/v1/collect and /v1/usage (embedded pipeline)", () => {
+  let platform: Platform;
+  let base: string;
+  const admin = (method: string, path: string, body?: unknown, token = ADMIN_TOKEN) =>
+    fetch(`${base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+
+  before(async () => {
+    platform = await startPlatform({ CONVERSION_POOL_SIZE: "1", DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN });
+    base = platform.base;
+  });
+  after(() => platform?.stop());
+
+  test("a report is counted at once: same document many times once, other metadata another document, other days apart", async () => {
+    const key = ((await (await admin("POST", "/v1/admin/license-keys", { licenseKey: "lic_embedded_e2e", customer: "Acme" })).json()) as any).licenseKey;
+    assert.equal(key, "lic_embedded_e2e");
+    for (let i = 0; i < 3; i++) assert.deepEqual((await collect(base, report(["HASH-1"]), key)).body, { accepted: 1 });
+    assert.equal((await collect(base, report(["HASH-1", "HASH-2"], { metadata: { tenant: "b" } }), key)).status, 202);
+    assert.equal((await collect(base, report(["HASH-1"], { at: "2026-11-01T08:00:00.000Z" }), key)).status, 202);
+    const day = today();
+    const { status, body } = await usage(base, key, "2026-11-01", day);
+    assert.equal(status, 200);
+    assert.equal(body.documents, 3, JSON.stringify(body));
+    assert.equal(body.opens, 6);
+    assert.deepEqual(body.byDay.find((d: any) => d.date === "2026-11-01"), { date: "2026-11-01", documents: 1, opens: 1 });
+    if (day !== "2026-11-01") assert.deepEqual(body.byDay.find((d: any) => d.date === day), { date: day, documents: 3, opens: 5 });
+  });
+
+  test("the community key is always accepted, also without the header; an unknown key is 401", async () => {
+    assert.equal((await collect(base, report(["HASH-C"]))).status, 202);
+    assert.equal((await collect(base, report(["HASH-C"]), COMMUNITY)).status, 202);
+    const unknown = await collect(base, report(["HASH-C"]), "lic_not_registered");
+    assert.equal(unknown.status, 401);
+    assert.equal(unknown.body.code, "UNAUTHENTICATED");
+  });
+
+  test("a removed license key is refused", async () => {
+    await admin("POST", "/v1/admin/license-keys", { licenseKey: "lic_to_remove", customer: "Gone" });
+    assert.equal((await collect(base, report(["HASH-D"]), "lic_to_remove")).status, 202);
+    const removed = await admin("DELETE", "/v1/admin/license-keys?licenseKey=lic_to_remove");
+    assert.deepEqual(await removed.json(), { removed: true });
+    assert.equal((await collect(base, report(["HASH-D"]), "lic_to_remove")).status, 401);
+    const listed = (await (await admin("GET", "/v1/admin/license-keys")).json()) as any;
+    assert.ok(!listed.keys.some((k: any) => k.licenseKey === "lic_to_remove"));
+  });
+
+  test("CORS: the preflight allows POST with Content-Type and X-License-Key from any origin, without credentials", async () => {
+    const preflight = await fetch(`${base}/v1/collect`, {
+      method: "OPTIONS",
+      headers: { Origin: "https://editor.example.test", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type,x-license-key" },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get("access-control-allow-origin"), "*");
+    assert.match(preflight.headers.get("access-control-allow-methods") ?? "", /POST/);
+    assert.match((preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase(), /content-type.*x-license-key/);
+    assert.equal(preflight.headers.get("access-control-allow-credentials"), null);
+    const accepted = await collect(base, report(["HASH-CORS"]));
+    assert.equal(accepted.headers.get("access-control-allow-origin"), "*");
+    const refused = await collect(base, "{");
+    assert.equal(refused.headers.get("access-control-allow-origin"), "*", "errors are readable cross-origin too");
+    assert.equal(accepted.headers.get("set-cookie"), null);
+  });
+
+  test("bad input: each rule answers its status with the field named", async () => {
+    const fields = async (body: unknown) => {
+      const result = await collect(base, body);
+      assert.equal(result.status, 400, JSON.stringify(result.body));
+      assert.equal(result.body.code, "VALIDATION_ERROR");
+      return result.body.details.map((d: { field: string }) => d.field);
+    };
+    const event = { timestamp: "2026-11-21T09:00:00.000Z", documentId: "HASH-1", documentCreatedAt: null };
+    assert.deepEqual(await fields({ superdocVersion: "1", events: [] }), ["events"]);
+    assert.deepEqual(await fields({ superdocVersion: "1", events: Array.from({ length: 101 }, () => event) }), ["events"]);
+    assert.deepEqual(await fields({ superdocVersion: "1", events: [{ ...event, timestamp: "2026-11-21T09:00:00Z" }] }), ["events[0].timestamp"]);
+    assert.deepEqual(await fields({ superdocVersion: "1", events: [{ ...event, documentId: "x".repeat(129) }] }), ["events[0].documentId"]);
+    assert.deepEqual(await fields({ superdocVersion: "1", events: [{ ...event, documentCreatedAt: 5 }] }), ["events[0].documentCreatedAt"]);
+    assert.deepEqual(await fields({ libraryVersion: 2, events: [event] }), ["libraryVersion"]);
+    assert.deepEqual(await fields({ events: [event] }), ["libraryVersion"]);
+    assert.deepEqual(await fields({ superdocVersion: "1", browserInfo: { screenSize: { width: "wide" } }, events: [event] }), ["browserInfo.screenSize.width"]);
+    assert.deepEqual(await fields({ superdocVersion: "1", metadata: { nested: { a: 1 } }, events: [event] }), ["metadata.nested"]);
+    assert.deepEqual(await fields([event]), ["body"]);
+    // unknown fields are ignored; empty browser info (outside a browser) is fine
+    const tolerant = await collect(base, { superdocVersion: "1", extra: true, browserInfo: { userAgent: "", currentUrl: "", hostname: "", screenSize: { width: 0, height: 0 } }, events: [{ ...event, documentCreatedAt: "2011-11-24T13:24:12.00Z", more: 1 }] });
+    assert.equal(tolerant.status, 202, JSON.stringify(tolerant.body));
+
+    const tooLarge = await collect(base, { superdocVersion: "1", metadata: { pad: "x".repeat(70_000) }, events: [event] });
+    assert.equal(tooLarge.status, 413);
+    const notJson = await fetch(`${base}/v1/collect`, { method: "POST", headers: { "Content-Type": "text/plain" }, body: "hi" });
+    assert.equal(notJson.status, 415);
+  });
+
+  test("/v1/usage and the admin routes need the admin token; bad ranges are 400s", async () => {
+    assert.equal((await usage(base, COMMUNITY, today(), today(), "wrong-token-0000000")).status, 401);
+    assert.equal((await admin("GET", "/v1/admin/license-keys", undefined, "wrong-token-0000000")).status, 401);
+    const backwards = await usage(base, COMMUNITY, "2026-11-21", "2026-11-01");
+    assert.equal(backwards.status, 400);
+    assert.equal(backwards.body.details[0].field, "to");
+    assert.equal((await usage(base, COMMUNITY, "2026-02-30", "2026-03-01")).status, 400);
+    assert.equal((await usage(base, "", today(), today())).status, 400);
+    const community = await usage(base, COMMUNITY, today(), today());
+    assert.equal(community.status, 200);
+    assert.ok(community.body.documents >= 1);
+  });
+});

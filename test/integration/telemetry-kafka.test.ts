@@ -1,0 +1,139 @@
+// Usage telemetry end to end on the platform in Kafka mode: /v1/collect →
+// Kafka (idempotent producer, acks=all) → the aggregator consumer group →
+// Redis → /v1/usage, against a real Kafka 3.9 (KRaft) and a real Redis,
+// including Kafka outages (the local spool) and a service restart mid-outage.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { startKafka, type KafkaBroker } from "../support/kafka.js";
+import { freePort } from "../support/ports.js";
+import { startRedis, type RedisServer } from "../support/redis.js";
+import { answers, startService, type ServiceProcess } from "../support/service-process.js";
+import { ADMIN_TOKEN, collect, report, today, usage, usageWhen } from "../support/usage-reports.js";
+
+describe("telemetry through Kafka", () => {
+  let kafka: KafkaBroker;
+  let redis: RedisServer;
+  let dataDir: string;
+  let base: string;
+  let service: ServiceProcess;
+  const range = () => ({ from: today(), to: today() });
+
+  async function startPlatform(): Promise<void> {
+    service = await startService(
+      "all",
+      {
+        HOST: "127.0.0.1",
+        PORT: new URL(base).port,
+        GRPC_PORT: "0",
+        DOCSERVICE_DATA_DIR: dataDir,
+        CONVERSION_POOL_SIZE: "1",
+        KAFKA_BROKERS: kafka.brokers.join(","),
+        REDIS_URL: redis.url,
+        DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
+        TELEMETRY_DIRECT_TIMEOUT_MS: "500",
+        LOG_LEVEL: "warn",
+      },
+      () => answers(`${base}/v1/health`),
+    );
+  }
+
+  before(async () => {
+    [kafka, redis] = await Promise.all([startKafka(), startRedis()]);
+    dataDir = mkdtempSync(join(tmpdir(), "docservice-telemetry-kafka-"));
+    base = `http://127.0.0.1:${await freePort()}`;
+    await startPlatform();
+  });
+
+  after(async () => {
+    await service?.stop();
+    await Promise.allSettled([kafka?.stop(), redis?.stop()]);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A license key of its own per test, so counts do not mix. */
+  async function licenseKey(name: string): Promise<string> {
+    const response = await fetch(`${base}/v1/admin/license-keys`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ customer: name }),
+    });
+    assert.equal(response.status, 201);
+    return ((await response.json()) as { licenseKey: string }).licenseKey;
+  }
+
+  test("reports reach Kafka and the aggregator: exact distinct documents and opens", async () => {
+    const key = await licenseKey("e2e");
+    for (let i = 0; i < 5; i++) assert.equal((await collect(base, report(["HASH-0000000A"]), key)).status, 202);
+    assert.equal((await collect(base, report(["HASH-0000000B", "HASH-0000000C"]), key)).status, 202);
+    // the same id under other metadata is another document
+    assert.equal((await collect(base, report(["HASH-0000000A"], { metadata: { tenant: "other" } }), key)).status, 202);
+    const counted = await usageWhen(base, key, range(), (u) => u.opens === 8);
+    assert.equal(counted.documents, 4);
+    assert.deepEqual(counted.byDay, [{ date: today(), documents: 4, opens: 8 }]);
+
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    assert.match(metrics, /^docservice_usage_consumer_lag \d+/m);
+    assert.match(metrics, /^docservice_usage_spool_bytes 0/m);
+  });
+
+  test("Kafka stopped during a load of reports, then restarted: every accepted event is counted exactly once", async () => {
+    const key = await licenseKey("outage");
+    let accepted = 0;
+    let refused = 0;
+    let sent = 0;
+    const post = async () => {
+      const n = sent++;
+      const result = await collect(base, report([`HASH-${String(n % 200).padStart(8, "0")}`, `HASH-X${n}`]), key);
+      if (result.status === 202) accepted += result.body.accepted;
+      else refused++;
+    };
+    const load = async (ms: number) => {
+      const until = Date.now() + ms;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (Date.now() < until) await post();
+        }),
+      );
+    };
+    await load(1000);
+    const stopping = kafka.stop();
+    await load(4000); // Kafka going down and down: the spool takes the events
+    await stopping;
+    const spooled = await (await fetch(`${base}/metrics`)).text();
+    assert.match(spooled, /^docservice_usage_spool_bytes [1-9]\d*/m, "events went to the spool while Kafka was down");
+    const restarting = kafka.start();
+    await load(1000);
+    await restarting;
+    await load(1000);
+
+    assert.equal(refused, 0);
+    const distinct = Math.min(sent, 200) + sent;
+    const counted = await usageWhen(base, key, range(), (u) => u.opens >= accepted, 120_000);
+    await sleep(1000);
+    const settled = (await usage(base, key, today(), today())).body;
+    assert.equal(settled.opens, accepted, "each accepted event counted once");
+    assert.equal(settled.documents, distinct);
+    assert.equal(counted.opens, accepted);
+  });
+
+  test("a restart of the service with events still spooled delivers them once Kafka is back", async () => {
+    const key = await licenseKey("restart");
+    await kafka.stop();
+    let accepted = 0;
+    for (let i = 0; i < 20; i++) {
+      const result = await collect(base, report([`HASH-R${i}`, "HASH-SHARED"]), key);
+      assert.equal(result.status, 202);
+      accepted += result.body.accepted;
+    }
+    await service.stop();
+    await startPlatform(); // Kafka still down: the spool waits on disk
+    await kafka.start();
+    const counted = await usageWhen(base, key, range(), (u) => u.opens >= accepted, 120_000);
+    assert.equal(counted.opens, accepted);
+    assert.equal(counted.documents, 21);
+  });
+});

@@ -1,0 +1,413 @@
+// Usage counts for billing and the license keys allowed to report: both
+// implementations of each against one contract, LMDB in a temp dir (with an
+// injectable clock) and real Redis.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ServiceError } from "../../services/core/errors.js";
+import { createLogger } from "../../services/core/logger.js";
+import { connectRedis, type RedisClient } from "../../services/core/redis-client.js";
+import { EmbeddedLicenseKeyStore } from "../../services/telemetry/embedded-license-key-store.js";
+import { EmbeddedUsageStore } from "../../services/telemetry/embedded-usage-store.js";
+import type { LicenseKeyStore } from "../../services/telemetry/license-key-store.js";
+import { RedisLicenseKeyStore } from "../../services/telemetry/redis-license-key-store.js";
+import { RedisUsageStore } from "../../services/telemetry/redis-usage-store.js";
+import type { UsageRecord } from "../../services/telemetry/usage-record.js";
+import type { Usage, UsageStore } from "../../services/telemetry/usage-store.js";
+import { startRedis, type RedisServer } from "../support/redis.js";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** A fresh license key per test, so the tests of one store do not see each other's counts. */
+const newKey = (name: string) => `lk-${name}-${randomUUID().slice(0, 8)}`;
+
+function open(licenseKey: string, documentId: string, openedAt: string, metadata: Record<string, string> = {}): UsageRecord {
+  return {
+    eventId: randomUUID(),
+    licenseKey,
+    documentId,
+    documentCreatedAt: null,
+    openedAt,
+    receivedAt: openedAt,
+    libraryVersion: "1.0.0",
+    hostname: "editor.example",
+    metadata,
+  };
+}
+
+const byDay = (usage: Usage) => usage.byDay.map((d) => [d.date, d.documents, d.opens]);
+const byMonth = (usage: Usage) => usage.byMonth.map((m) => [m.month, m.documents, m.opens]);
+
+function assertServiceError(code: string, fields?: string[]) {
+  return (error: unknown) => {
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.code, code);
+    if (fields) assert.deepEqual(error.details?.map((d) => d.field), fields);
+    return true;
+  };
+}
+
+/** Records many opens in Kafka-sized batches and checks the counts are exact, not estimated. */
+async function recordAtVolume(store: UsageStore, label: string) {
+  const licenseKey = newKey("volume");
+  const days = ["2026-05-30", "2026-05-31", "2026-06-01"];
+  const records: UsageRecord[] = [];
+  const perDay = days.map(() => new Set<string>());
+  for (let i = 0; i < 20_000; i++) {
+    const document = (i * 7919) % 5000; // every one of 5,000 documents, 4 times each, spread over the days
+    const day = (i * 31 + Math.floor(i / 5000)) % 3;
+    perDay[day].add(`doc-${document}`);
+    records.push(open(licenseKey, `doc-${document}`, `${days[day]}T${String(i % 24).padStart(2, "0")}:00:00.000Z`));
+  }
+  const started = performance.now();
+  for (let i = 0; i < records.length; i += 1000) await store.record(records.slice(i, i + 1000));
+  const recordMs = performance.now() - started;
+  const queried = performance.now();
+  const usage = await store.usage(licenseKey, days[0], days[2]);
+  const usageMs = performance.now() - queried;
+  console.log(`${label}: recorded 20,000 records in ${recordMs.toFixed(0)} ms (batches of 1,000); usage over 3 days in ${usageMs.toFixed(1)} ms`);
+
+  assert.equal(usage.documents, 5000);
+  assert.equal(usage.opens, 20_000);
+  assert.deepEqual(
+    usage.byDay.map((d) => d.documents),
+    perDay.map((s) => s.size),
+  );
+  const may = new Set([...perDay[0], ...perDay[1]]).size;
+  assert.deepEqual(byMonth(usage), [
+    ["2026-05", may, usage.byDay[0].opens + usage.byDay[1].opens],
+    ["2026-06", perDay[2].size, usage.byDay[2].opens],
+  ]);
+
+  await store.record(records.slice(0, 5000)); // a replayed partition
+  assert.deepEqual(await store.usage(licenseKey, days[0], days[2]), usage);
+}
+
+function usageContract(store: () => UsageStore) {
+  test("distinct documents are exact per day, per month and over the range; opens count every event", async () => {
+    const key = newKey("distinct");
+    await store().record([
+      open(key, "d1", "2026-03-30T08:00:00.000Z"),
+      open(key, "d2", "2026-03-30T09:00:00.000Z"),
+      open(key, "d1", "2026-03-30T23:59:59.999Z"),
+      open(key, "d1", "2026-03-31T00:00:00.000Z"),
+      open(key, "d3", "2026-03-31T10:00:00.000Z"),
+    ]);
+    await store().record([open(key, "d4", "2026-04-01T12:00:00.000Z"), open(key, "d1", "2026-04-02T12:00:00.000Z")]);
+
+    const usage = await store().usage(key, "2026-03-30", "2026-04-01");
+    assert.equal(usage.documents, 4, "d1 on three days counts once over the range");
+    assert.equal(usage.opens, 6);
+    assert.deepEqual(byDay(usage), [
+      ["2026-03-30", 2, 3],
+      ["2026-03-31", 2, 2],
+      ["2026-04-01", 1, 1],
+    ]);
+    assert.deepEqual(
+      byMonth(usage),
+      [
+        ["2026-03", 3, 5],
+        ["2026-04", 2, 2],
+      ],
+      "months are counted whole, April 2 included",
+    );
+    assert.equal(usage.firstSeen, "2026-03-30T08:00:00.000Z");
+    assert.equal(usage.lastSeen, "2026-04-02T12:00:00.000Z");
+
+    const oneDay = await store().usage(key, "2026-04-02", "2026-04-02");
+    assert.deepEqual([oneDay.documents, oneDay.opens], [1, 1]);
+  });
+
+  test("the same documentId under different metadata is another document; key order does not matter", async () => {
+    const key = newKey("metadata");
+    await store().record([
+      open(key, "doc", "2026-07-01T10:00:00.000Z", { team: "a", app: "x" }),
+      open(key, "doc", "2026-07-01T11:00:00.000Z", { app: "x", team: "a" }),
+      open(key, "doc", "2026-07-01T12:00:00.000Z", { team: "b", app: "x" }),
+      open(key, "doc", "2026-07-01T13:00:00.000Z"),
+    ]);
+    const usage = await store().usage(key, "2026-07-01", "2026-07-01");
+    assert.deepEqual([usage.documents, usage.opens], [3, 4]);
+  });
+
+  test("replaying the same eventIds changes nothing, within a batch or across batches", async () => {
+    const key = newKey("replay");
+    const records = [open(key, "a", "2026-08-10T10:00:00.000Z"), open(key, "b", "2026-08-11T10:00:00.000Z"), open(key, "a", "2026-08-11T11:00:00.000Z")];
+    await store().record(records);
+    const before = await store().usage(key, "2026-08-10", "2026-08-11");
+    assert.deepEqual([before.documents, before.opens], [2, 3]);
+
+    await store().record(records);
+    await store().record([records[1], records[1], { ...records[2] }]);
+    assert.deepEqual(await store().usage(key, "2026-08-10", "2026-08-11"), before);
+
+    const other = newKey("replay-in-batch");
+    const twice = open(other, "c", "2026-08-10T10:00:00.000Z");
+    await store().record([twice, twice, { ...twice }]);
+    const usage = await store().usage(other, "2026-08-10", "2026-08-10");
+    assert.deepEqual([usage.documents, usage.opens], [1, 1]);
+  });
+
+  test("the same document opened many times: one document, every open counted", async () => {
+    const key = newKey("opens");
+    await store().record(Array.from({ length: 5 }, (_, i) => open(key, "same", `2026-09-0${i + 1}T10:00:00.000Z`)));
+    const usage = await store().usage(key, "2026-09-01", "2026-09-05");
+    assert.deepEqual([usage.documents, usage.opens], [1, 5]);
+    assert.deepEqual(
+      usage.byDay.map((d) => [d.documents, d.opens]),
+      Array.from({ length: 5 }, () => [1, 1]),
+      "once per day",
+    );
+  });
+
+  test("every day of the range is listed, zeros included; a key without usage has no first/last seen", async () => {
+    const key = newKey("zeros");
+    await store().record([open(key, "a", "2026-10-02T10:00:00.000Z"), open(key, "b", "2026-10-05T10:00:00.000Z")]);
+    const usage = await store().usage(key, "2026-10-01", "2026-10-06");
+    assert.deepEqual(byDay(usage), [
+      ["2026-10-01", 0, 0],
+      ["2026-10-02", 1, 1],
+      ["2026-10-03", 0, 0],
+      ["2026-10-04", 0, 0],
+      ["2026-10-05", 1, 1],
+      ["2026-10-06", 0, 0],
+    ]);
+
+    const none = await store().usage(newKey("unknown"), "2026-10-01", "2026-10-03");
+    assert.deepEqual(none, {
+      documents: 0,
+      opens: 0,
+      byDay: ["2026-10-01", "2026-10-02", "2026-10-03"].map((date) => ({ date, documents: 0, opens: 0 })),
+      byMonth: [{ month: "2026-10", documents: 0, opens: 0 }],
+    });
+  });
+
+  test("ranges across months and years, whole months included, leap days", async () => {
+    const key = newKey("months");
+    await store().record([
+      open(key, "a", "2026-11-15T10:00:00.000Z"),
+      open(key, "a", "2026-12-01T10:00:00.000Z"),
+      open(key, "b", "2026-12-31T23:59:59.999Z"),
+      open(key, "c", "2027-01-01T00:00:00.000Z"),
+      open(key, "d", "2028-02-29T10:00:00.000Z"),
+      open(key, "a", "2028-03-01T10:00:00.000Z"),
+    ]);
+    const yearEnd = await store().usage(key, "2026-12-31", "2027-01-01");
+    assert.deepEqual([yearEnd.documents, yearEnd.opens], [2, 2]);
+    assert.deepEqual(byMonth(yearEnd), [
+      ["2026-12", 2, 2],
+      ["2027-01", 1, 1],
+    ]);
+
+    const span = await store().usage(key, "2026-11-01", "2027-01-31");
+    assert.equal(span.byDay.length, 30 + 31 + 31);
+    assert.deepEqual([span.documents, span.opens], [3, 4], "whole months are unioned with partial ones exactly");
+    assert.deepEqual(byMonth(span), [
+      ["2026-11", 1, 1],
+      ["2026-12", 2, 2],
+      ["2027-01", 1, 1],
+    ]);
+
+    const mixed = await store().usage(key, "2026-11-15", "2027-01-01"); // part of November, all December, a day of January
+    assert.deepEqual([mixed.documents, mixed.opens], [3, 4]);
+    const missesNovember = await store().usage(key, "2026-11-16", "2026-12-31");
+    assert.deepEqual([missesNovember.documents, missesNovember.opens], [2, 2]);
+
+    const leap = await store().usage(key, "2028-02-28", "2028-03-01");
+    assert.deepEqual(byDay(leap), [
+      ["2028-02-28", 0, 0],
+      ["2028-02-29", 1, 1],
+      ["2028-03-01", 1, 1],
+    ]);
+    assert.equal(leap.firstSeen, "2026-11-15T10:00:00.000Z");
+    assert.equal(leap.lastSeen, "2028-03-01T10:00:00.000Z");
+  });
+
+  test("openedAt is normalized to UTC: the event counts on its UTC day; first/last compare as times", async () => {
+    const key = newKey("utc");
+    // Local dates June 30 and July 1; UTC days July 1 and June 30.
+    await store().record([open(key, "a", "2026-06-30T23:30:00-02:00"), open(key, "b", "2026-07-01T00:30:00+02:00")]);
+    const usage = await store().usage(key, "2026-06-30", "2026-07-01");
+    assert.deepEqual(byDay(usage), [
+      ["2026-06-30", 1, 1],
+      ["2026-07-01", 1, 1],
+    ]);
+    assert.equal(usage.firstSeen, "2026-06-30T22:30:00.000Z");
+    assert.equal(usage.lastSeen, "2026-07-01T01:30:00.000Z");
+  });
+
+  test("invalid ranges → VALIDATION_ERROR naming the field", async () => {
+    const key = newKey("invalid");
+    const cases: [string, string, string[]][] = [
+      ["2026-13-01", "2026-12-01", ["from"]],
+      ["2026-02-30", "2026-03-01", ["from"]],
+      ["2027-02-29", "2027-03-01", ["from"]],
+      ["20260101", "2026-01-02", ["from"]],
+      ["2026-01-01", "2026-1-2", ["to"]],
+      ["", "", ["from", "to"]],
+      ["2026-03-02", "2026-03-01", ["to"]],
+      ["2026-01-01", "2027-02-05", ["to"]],
+    ];
+    for (const [from, to, fields] of cases) {
+      await assert.rejects(store().usage(key, from, to), assertServiceError("VALIDATION_ERROR", fields), `${from}..${to}`);
+    }
+    const longest = await store().usage(key, "2026-01-01", "2027-02-04");
+    assert.equal(longest.byDay.length, 400);
+    assert.equal(longest.byMonth.length, 14);
+  });
+
+  test("a record whose openedAt is not a date fails its whole batch before anything is written", async () => {
+    const key = newKey("bad-record");
+    const good = open(key, "a", "2026-04-10T10:00:00.000Z");
+    await assert.rejects(store().record([good, open(key, "b", "yesterday")]), assertServiceError("VALIDATION_ERROR", ["records[1].openedAt"]));
+    assert.equal((await store().usage(key, "2026-04-10", "2026-04-10")).opens, 0);
+    await store().record([good]);
+    assert.equal((await store().usage(key, "2026-04-10", "2026-04-10")).opens, 1, "the failed batch did not mark its eventIds");
+  });
+
+  test("license keys are counted apart", async () => {
+    const [a, b] = [newKey("a"), newKey("b")];
+    await store().record([open(a, "doc", "2026-02-01T10:00:00.000Z"), open(b, "doc", "2026-02-01T10:00:00.000Z"), open(b, "doc2", "2026-02-01T10:00:00.000Z")]);
+    assert.equal((await store().usage(a, "2026-02-01", "2026-02-01")).documents, 1);
+    assert.equal((await store().usage(b, "2026-02-01", "2026-02-01")).documents, 2);
+  });
+
+  test("health answers", async () => {
+    await store().health();
+  });
+}
+
+function licenseKeyContract(store: () => LicenseKeyStore) {
+  test("add, find, list, remove; adding an existing key keeps it unchanged", async () => {
+    const [k1, k2] = [newKey("license-1"), newKey("license-2")];
+    const added = await store().add(k1, "Acme");
+    assert.equal(added.licenseKey, k1);
+    assert.equal(added.customer, "Acme");
+    assert.ok(added.createdAt instanceof Date && !Number.isNaN(added.createdAt.getTime()));
+
+    assert.deepEqual(await store().add(k1, "Someone else"), added);
+    assert.deepEqual(await store().find(k1), added);
+    assert.equal(await store().find(newKey("absent")), undefined);
+
+    await store().add(k2, "Beta: ünïcode, \"quotes\"");
+    const listed = (await store().list()).filter((k) => k.licenseKey === k1 || k.licenseKey === k2);
+    assert.deepEqual(
+      listed.map((k) => [k.licenseKey, k.customer]),
+      [
+        [k1, "Acme"],
+        [k2, "Beta: ünïcode, \"quotes\""],
+      ],
+    );
+
+    assert.equal(await store().remove(k1), true);
+    assert.equal(await store().remove(k1), false);
+    assert.equal(await store().find(k1), undefined);
+    assert.ok(!(await store().list()).some((k) => k.licenseKey === k1));
+  });
+}
+
+describe("EmbeddedUsageStore (LMDB)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "docservice-usage-"));
+  let now = Date.parse("2026-11-21T00:00:00Z");
+  const store = new EmbeddedUsageStore(dir, () => now);
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  usageContract(() => store);
+
+  test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(store, "EmbeddedUsageStore"));
+
+  test("an eventId is remembered for 7 days, then forgotten; counts survive reopening", async () => {
+    const reopenedDir = mkdtempSync(join(tmpdir(), "docservice-usage-reopen-"));
+    try {
+      const key = newKey("expiry");
+      const record = open(key, "a", "2026-11-20T10:00:00.000Z");
+      const first = new EmbeddedUsageStore(reopenedDir, () => now);
+      await first.record([record]);
+      await first.close();
+
+      now += 7 * DAY_MS - 1;
+      const second = new EmbeddedUsageStore(reopenedDir, () => now);
+      await second.record([record]);
+      assert.equal((await second.usage(key, "2026-11-20", "2026-11-20")).opens, 1);
+      await second.close();
+
+      now += 2;
+      const third = new EmbeddedUsageStore(reopenedDir, () => now);
+      await third.record([record]);
+      const usage = await third.usage(key, "2026-11-20", "2026-11-20");
+      assert.deepEqual([usage.documents, usage.opens], [1, 2], "a replay after 7 days counts the open again, never the document");
+      await third.close();
+    } finally {
+      rmSync(reopenedDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("EmbeddedLicenseKeyStore (LMDB)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "docservice-license-keys-"));
+  const store = new EmbeddedLicenseKeyStore(dir);
+  after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  licenseKeyContract(() => store);
+});
+
+describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
+  let redis: RedisServer;
+  let client: RedisClient;
+  let usageStore: RedisUsageStore;
+  let licenseKeys: RedisLicenseKeyStore;
+  before(async () => {
+    redis = await startRedis();
+    client = connectRedis(redis.url, createLogger("silent"));
+    usageStore = new RedisUsageStore(client);
+    licenseKeys = new RedisLicenseKeyStore(client);
+    for (let i = 0; i < 100 && !client.isReady; i++) await sleep(50);
+  });
+  after(async () => {
+    await usageStore?.close();
+    await licenseKeys?.close();
+    await redis?.stop();
+  });
+
+  usageContract(() => usageStore);
+  licenseKeyContract(() => licenseKeys);
+
+  test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(usageStore, "RedisUsageStore"));
+
+  test("an applied eventId is kept 7 days; a query leaves no temporary key behind", async () => {
+    const record = open(newKey("ttl"), "a", "2026-11-20T10:00:00.000Z");
+    await usageStore.record([record]);
+    const ttl = await client.ttl(`ds:usage:seen:${record.eventId}`);
+    assert.ok(ttl > 7 * 24 * 3600 - 60 && ttl <= 7 * 24 * 3600, `ttl ${ttl}`);
+    await usageStore.usage(record.licenseKey, "2026-11-01", "2026-11-30");
+    assert.deepEqual(await client.keys("ds:usage:tmp:*"), []);
+  });
+
+  test("Redis down → 503 UNAVAILABLE, not a hang; validation still answers 400", async () => {
+    await redis.stop();
+    try {
+      const unavailable = assertServiceError("UNAVAILABLE");
+      const key = newKey("down");
+      await assert.rejects(usageStore.record([open(key, "a", "2026-11-20T10:00:00.000Z")]), unavailable);
+      await assert.rejects(usageStore.usage(key, "2026-11-01", "2026-11-30"), unavailable);
+      await assert.rejects(usageStore.health(), unavailable);
+      await assert.rejects(licenseKeys.add(key, "Acme"), unavailable);
+      await assert.rejects(licenseKeys.find(key), unavailable);
+      await assert.rejects(usageStore.usage(key, "2026-11-30", "2026-11-01"), assertServiceError("VALIDATION_ERROR", ["to"]));
+    } finally {
+      await redis.start();
+    }
+    for (let i = 0; i < 100 && !client.isReady; i++) await sleep(50);
+    await usageStore.health();
+  });
+});
