@@ -10,5 +10,5 @@ bash scripts/check-generated.sh
 npx tsc -p tsconfig.json
 echo "types check"
 
-mapfile -t tests < <(find services test clients -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+mapfile -t tests < <(find services test clients operator -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 node --import tsx --test --test-reporter=spec "${tests[@]}"

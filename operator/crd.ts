@@ -1,0 +1,243 @@
+/**
+ * The DocService CustomResourceDefinition: one source for the chart's CRD file
+ * (`npm run generate:crd` writes it; a test fails when it is stale) and for the
+ * operator's types (operator/types.ts mirrors this schema).
+ */
+
+export const GROUP = "docservice.dev";
+export const VERSION = "v1alpha1";
+export const KIND = "DocService";
+export const PLURAL = "docservices";
+
+export const COMPONENTS = ["gateway", "signing", "keys", "conversion", "telemetryApi", "telemetryAggregator"] as const;
+export type ComponentName = (typeof COMPONENTS)[number];
+
+const quantity = {
+  "x-kubernetes-int-or-string": true,
+  anyOf: [{ type: "integer" }, { type: "string" }],
+  pattern: "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$",
+};
+
+const secretKeyRef = (what: string) => ({
+  type: "object",
+  description: `A key of a Secret in the resource's namespace holding ${what}.`,
+  required: ["name", "key"],
+  properties: {
+    name: { type: "string", minLength: 1, description: "Name of the Secret." },
+    key: { type: "string", minLength: 1, description: "Key within the Secret." },
+  },
+});
+
+const component = (what: string, defaultReplicas: number) => ({
+  type: "object",
+  description: `${what}. Either a fixed number of replicas, or autoscaling bounds (then the operator sizes it from expectedLoad and the sizing profile).`,
+  default: {},
+  properties: {
+    replicas: { type: "integer", minimum: 0, maximum: 1000, default: defaultReplicas, description: "Replicas when autoscaling is not set." },
+    autoscaling: {
+      type: "object",
+      description: "Autoscaling bounds. The starting size and the autoscaler's target come from expectedLoad and the sizing profile.",
+      required: ["minReplicas", "maxReplicas"],
+      properties: {
+        minReplicas: { type: "integer", minimum: 1, maximum: 1000 },
+        maxReplicas: { type: "integer", minimum: 1, maximum: 1000 },
+      },
+      "x-kubernetes-validations": [{ rule: "self.minReplicas <= self.maxReplicas", message: "minReplicas must not exceed maxReplicas" }],
+    },
+    resources: {
+      type: "object",
+      description: "Compute resources of the component's container, as in a Pod spec.",
+      properties: {
+        requests: { type: "object", additionalProperties: quantity },
+        limits: { type: "object", additionalProperties: quantity },
+      },
+    },
+  },
+});
+
+const perSecond = (route: string) => ({ type: "number", minimum: 0, default: 0, description: `Expected ${route} requests per second at peak.` });
+
+export const SPEC_SCHEMA = {
+  type: "object",
+  description: "The desired DocService deployment.",
+  required: ["version"],
+  properties: {
+    image: { type: "string", minLength: 1, default: "ghcr.io/docservice/docservice", description: "Container image repository (the tag is `version`)." },
+    version: { type: "string", minLength: 1, pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", description: "Image tag to run, e.g. 0.1.0." },
+    components: {
+      type: "object",
+      description: "Per-component replicas or autoscaling bounds, and resources.",
+      default: {},
+      properties: {
+        gateway: component("The HTTP gateway (/v1 routes, Connect, gRPC-Web)", 2),
+        signing: component("SigningService (PAdES signatures, certificate page)", 2),
+        keys: component("KeyService (API keys by e-mail)", 2),
+        conversion: component("ConversionService (DOCX to PDF)", 2),
+        telemetryApi: component("TelemetryService (usage collection and queries)", 2),
+        telemetryAggregator: component("The usage aggregator (Kafka consumer group)", 1),
+      },
+    },
+    kafka: {
+      type: "object",
+      description: "Kafka for usage events. Omitted: telemetry runs its embedded pipeline in each telemetry pod (not for production).",
+      required: ["bootstrapServers"],
+      properties: {
+        bootstrapServers: { type: "array", minItems: 1, items: { type: "string", pattern: "^[^:\\s]+:[0-9]{1,5}$" }, description: "host:port of the brokers." },
+        topic: { type: "string", default: "docservice.usage.v1", pattern: "^[A-Za-z0-9._-]{1,249}$", description: "Topic of usage events." },
+        partitions: { type: "integer", minimum: 1, maximum: 10000, default: 6, description: "Partitions of the topic; only ever increased." },
+        replicationFactor: { type: "integer", minimum: 1, maximum: 10, default: 3, description: "Replication factor of the topic (fixed after creation)." },
+        retentionHours: { type: "integer", minimum: 1, default: 168, description: "retention.ms of the topic, in hours." },
+        deleteTopicsOnDelete: { type: "boolean", default: false, description: "Delete the topic when this DocService is deleted." },
+      },
+    },
+    redis: {
+      type: "object",
+      description: "Redis for API keys, rate limits, signing replays and usage counts. Required with more than one replica of keys, signing or telemetry.",
+      required: ["address"],
+      properties: {
+        address: { type: "string", pattern: "^[^:\\s]+:[0-9]{1,5}$", description: "host:port." },
+        passwordSecret: secretKeyRef("the Redis password"),
+        tls: { type: "boolean", default: false, description: "Connect with TLS (rediss://)." },
+      },
+    },
+    hsm: {
+      type: "object",
+      description: "Sign with a key in an HSM over PKCS#11. Omitted: a local key per signing pod (not for production).",
+      required: ["modulePath", "tokenLabel", "keyLabel", "pinSecret"],
+      properties: {
+        modulePath: { type: "string", minLength: 1, description: "Path of the PKCS#11 module inside the image, e.g. /usr/lib/softhsm/libsofthsm2.so." },
+        tokenLabel: { type: "string", minLength: 1 },
+        keyLabel: { type: "string", minLength: 1 },
+        pinSecret: secretKeyRef("the user PIN"),
+      },
+    },
+    smtp: {
+      type: "object",
+      description: "SMTP for verification e-mails. Omitted: mails are written to the keys pods' outbox (not for production).",
+      required: ["secretName"],
+      properties: {
+        secretName: { type: "string", minLength: 1, description: "Secret with keys host, port, user, password, from (user and password optional)." },
+      },
+    },
+    conversion: {
+      type: "object",
+      description: "DOCX to PDF backend.",
+      default: {},
+      properties: {
+        backend: { type: "string", enum: ["local", "gotenberg"], default: "local", description: "local: a warm LibreOffice pool per pod; gotenberg: a Gotenberg 8 service." },
+        gotenbergUrl: { type: "string", pattern: "^https?://", description: "Gotenberg base URL, with backend gotenberg." },
+      },
+      "x-kubernetes-validations": [
+        { rule: "self.backend != 'gotenberg' || has(self.gotenbergUrl)", message: "gotenbergUrl is required when backend is gotenberg" },
+      ],
+    },
+    expectedLoad: {
+      type: "object",
+      description: "Expected peak load per route; with the sizing profile it sets replicas and autoscaling targets.",
+      default: {},
+      properties: {
+        sign: perSecond("POST /v1/sign"),
+        convert: perSecond("POST /v1/convert"),
+        collect: perSecond("POST /v1/collect"),
+        auth: perSecond("/v1/auth/*"),
+      },
+    },
+    autoscaling: {
+      type: "object",
+      description: "How autoscaled components are scaled.",
+      default: {},
+      properties: {
+        mode: {
+          type: "string",
+          enum: ["auto", "hpa", "keda"],
+          default: "auto",
+          description: "hpa: autoscaling/v2 HPAs; keda: a KEDA ScaledObject (Kafka lag) for the aggregator; auto: keda when KEDA's CRDs are installed.",
+        },
+        headroom: { type: "number", minimum: 1, maximum: 10, default: 1.3, description: "Capacity kept above the expected load (1.3 = 30% spare)." },
+      },
+    },
+  },
+  "x-kubernetes-validations": [
+    {
+      rule: "!has(self.autoscaling) || self.autoscaling.mode != 'keda' || has(self.kafka)",
+      message: "autoscaling.mode keda needs kafka (the aggregator scales on its consumer lag)",
+    },
+  ],
+};
+
+const condition = {
+  type: "object",
+  required: ["type", "status"],
+  properties: {
+    type: { type: "string" },
+    status: { type: "string", enum: ["True", "False", "Unknown"] },
+    reason: { type: "string" },
+    message: { type: "string" },
+    observedGeneration: { type: "integer" },
+    lastTransitionTime: { type: "string", format: "date-time" },
+  },
+};
+
+export const STATUS_SCHEMA = {
+  type: "object",
+  description: "What the operator observed.",
+  properties: {
+    observedGeneration: { type: "integer", description: "The generation of the spec this status describes." },
+    conditions: {
+      type: "array",
+      items: condition,
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+      description: "Ready, Progressing and Degraded.",
+    },
+    components: {
+      type: "object",
+      description: "Per component: desired and ready replicas.",
+      additionalProperties: {
+        type: "object",
+        properties: { desiredReplicas: { type: "integer" }, readyReplicas: { type: "integer" } },
+      },
+    },
+    summary: { type: "string", description: "Ready/desired replicas per component, one line." },
+    version: { type: "string", description: "The version being run." },
+  },
+};
+
+export const CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: `${PLURAL}.${GROUP}` },
+  spec: {
+    group: GROUP,
+    scope: "Namespaced",
+    names: { kind: KIND, plural: PLURAL, singular: "docservice", shortNames: ["ds"], categories: ["all"] },
+    versions: [
+      {
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          { name: "Ready", type: "string", jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
+          { name: "Version", type: "string", jsonPath: ".status.version" },
+          { name: "Components", type: "string", jsonPath: ".status.summary", description: "ready/desired replicas per component" },
+          { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            description: "DocService: signing, API keys, conversion and usage telemetry behind one /v1 API.",
+            required: ["spec"],
+            properties: {
+              apiVersion: { type: "string" },
+              kind: { type: "string" },
+              metadata: { type: "object" },
+              spec: SPEC_SCHEMA,
+              status: STATUS_SCHEMA,
+            },
+          },
+        },
+      },
+    ],
+  },
+};

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { desiredState, type Environment } from "./desired-state.js";
+import type { DocService, KubeObject } from "./types.js";
+
+const profile: Environment["profile"] = {
+  measuredAt: "2026-11-21T00:00:00Z",
+  method: "unit test",
+  components: {
+    gateway: { route: "all", requestsPerSecond: 1000, p95TargetMs: 200, cpuPercentAtCapacity: 80 },
+    signing: { route: "POST /v1/sign", requestsPerSecond: 50, p95TargetMs: 500, cpuPercentAtCapacity: 90 },
+    telemetryAggregator: { route: "usage events", requestsPerSecond: 5000, p95TargetMs: 1000, cpuPercentAtCapacity: 70 },
+  },
+};
+
+function resource(spec: Partial<DocService["spec"]> = {}): DocService {
+  return {
+    apiVersion: "docservice.dev/v1alpha1",
+    kind: "DocService",
+    metadata: { name: "acme", namespace: "prod", uid: "uid-1", generation: 3 },
+    spec: {
+      image: "registry.example/docservice",
+      version: "1.2.3",
+      components: {},
+      conversion: { backend: "local" },
+      expectedLoad: { sign: 0, convert: 0, collect: 0, auth: 0 },
+      autoscaling: { mode: "auto", headroom: 1.3 },
+      ...spec,
+    },
+  };
+}
+
+const find = (objects: KubeObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const kinds = (objects: KubeObject[], name: string) => objects.filter((o) => o.metadata.name === name).map((o) => o.kind).sort();
+
+describe("desired state", () => {
+  test("minimal resource: a Deployment and Service per component, a ConfigMap, owner references on everything", () => {
+    const { objects, components } = desiredState(resource(), { profile, kedaInstalled: false });
+    assert.deepEqual(components.map((c) => c.deploymentName), ["acme-gateway", "acme-signing", "acme-keys", "acme-conversion", "acme-telemetry-api", "acme-telemetry-aggregator"]);
+    assert.deepEqual(kinds(objects, "acme-gateway"), ["Deployment", "Service"]);
+    assert.deepEqual(kinds(objects, "acme-telemetry-aggregator"), ["Deployment"]);
+    assert.ok(find(objects, "ConfigMap", "acme-config"));
+    for (const object of objects) {
+      assert.equal(object.metadata.namespace, "prod");
+      assert.deepEqual(object.metadata.ownerReferences, [
+        { apiVersion: "docservice.dev/v1alpha1", kind: "DocService", name: "acme", uid: "uid-1", controller: true, blockOwnerDeletion: true },
+      ]);
+    }
+    const gateway = find(objects, "Deployment", "acme-gateway") as any;
+    assert.equal(gateway.spec.replicas, 1);
+    assert.equal(gateway.spec.template.spec.containers[0].image, "registry.example/docservice:1.2.3");
+    assert.deepEqual(gateway.spec.template.spec.containers[0].args, ["services/main.ts", "gateway"]);
+    const selector = { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/component": "gateway" };
+    assert.deepEqual(gateway.spec.selector.matchLabels, selector);
+    assert.deepEqual({ ...gateway.spec.template.metadata.labels, ...selector }, gateway.spec.template.metadata.labels);
+  });
+
+  test("fixed replicas above one get a PodDisruptionBudget and no autoscaler", () => {
+    const { objects } = desiredState(resource({ components: { keys: { replicas: 3 } } }), { profile, kedaInstalled: true });
+    assert.deepEqual(kinds(objects, "acme-keys"), ["Deployment", "PodDisruptionBudget", "Service"]);
+    assert.equal((find(objects, "Deployment", "acme-keys") as any).spec.replicas, 3);
+  });
+
+  test("autoscaled components: HPA floor from expected load ÷ capacity × headroom, CPU target from the profile; no replicas on the Deployment", () => {
+    const { objects, components } = desiredState(
+      resource({ components: { signing: { autoscaling: { minReplicas: 2, maxReplicas: 20 } } }, expectedLoad: { sign: 200, convert: 0, collect: 0, auth: 0 } }),
+      { profile, kedaInstalled: false },
+    );
+    assert.equal(components.find((c) => c.name === "signing")!.replicas, 6); // ⌈200 / 50 × 1.3⌉
+    const hpa = find(objects, "HorizontalPodAutoscaler", "acme-signing") as any;
+    assert.equal(hpa.spec.minReplicas, 6);
+    assert.equal(hpa.spec.maxReplicas, 20);
+    assert.equal(hpa.spec.metrics[0].resource.target.averageUtilization, 69); // 90 / 1.3
+    assert.equal((find(objects, "Deployment", "acme-signing") as any).spec.replicas, undefined);
+    assert.ok(find(objects, "PodDisruptionBudget", "acme-signing"));
+  });
+
+  test("the aggregator scales on Kafka lag with KEDA when installed, else an HPA; never both", () => {
+    const spec = {
+      components: { telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 50 } } },
+      kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 12, replicationFactor: 3, retentionHours: 168, deleteTopicsOnDelete: false },
+      expectedLoad: { sign: 0, convert: 0, collect: 20_000, auth: 0 },
+    };
+    const withKeda = desiredState(resource(spec), { profile, kedaInstalled: true }).objects;
+    assert.deepEqual(kinds(withKeda, "acme-telemetry-aggregator"), ["Deployment", "PodDisruptionBudget", "ScaledObject"]);
+    const scaled = find(withKeda, "ScaledObject", "acme-telemetry-aggregator") as any;
+    assert.equal(scaled.spec.minReplicaCount, 6); // ⌈20000 / 5000 × 1.3⌉
+    assert.equal(scaled.spec.maxReplicaCount, 12, "no more consumers than partitions");
+    assert.deepEqual(scaled.spec.triggers[0].metadata, { bootstrapServers: "kafka:9092", consumerGroup: "acme-usage-aggregator", topic: "usage", lagThreshold: "38461" });
+
+    const withoutKeda = desiredState(resource(spec), { profile, kedaInstalled: false }).objects;
+    assert.deepEqual(kinds(withoutKeda, "acme-telemetry-aggregator"), ["Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget"]);
+    const forcedHpa = desiredState(resource({ ...spec, autoscaling: { mode: "hpa", headroom: 1.3 } }), { profile, kedaInstalled: true }).objects;
+    assert.ok(!find(forcedHpa, "ScaledObject", "acme-telemetry-aggregator"));
+  });
+
+  test("config: service addresses and backends in the ConfigMap, secrets only as references", () => {
+    const { objects } = desiredState(
+      resource({
+        redis: { address: "redis:6379", passwordSecret: { name: "redis", key: "password" } },
+        hsm: { modulePath: "/usr/lib/softhsm/libsofthsm2.so", tokenLabel: "prod", keyLabel: "signer", pinSecret: { name: "hsm", key: "pin" } },
+        smtp: { secretName: "smtp" },
+        conversion: { backend: "gotenberg", gotenbergUrl: "http://gotenberg:3000" },
+      }),
+      { profile, kedaInstalled: false },
+    );
+    const config = (find(objects, "ConfigMap", "acme-config") as any).data;
+    assert.equal(config.SIGNING_SERVICE_ADDR, "acme-signing:50051");
+    assert.equal(config.CONVERSION_BACKEND, "gotenberg");
+    assert.equal(config.PKCS11_TOKEN_LABEL, "prod");
+    assert.ok(!JSON.stringify(config).includes("password"));
+    const env = (find(objects, "Deployment", "acme-signing") as any).spec.template.spec.containers[0].env;
+    assert.deepEqual(env[0], { name: "REDIS_PASSWORD", valueFrom: { secretKeyRef: { name: "redis", key: "password" } } });
+    assert.deepEqual(env[1], { name: "REDIS_URL", value: "redis://:$(REDIS_PASSWORD)@redis:6379" });
+    assert.ok(env.some((e: any) => e.name === "PKCS11_PIN" && e.valueFrom.secretKeyRef.name === "hsm"));
+    assert.ok(env.some((e: any) => e.name === "SMTP_HOST" && e.valueFrom.secretKeyRef.name === "smtp"));
+  });
+});
