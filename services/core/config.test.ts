@@ -78,6 +78,13 @@ describe("loadConfig defaults", () => {
       fetchAllowHosts: [],
       fetchTimeoutMs: 10000,
       signingServiceAddress: undefined,
+      kafkaBrokers: [],
+      telemetryTopic: "docservice.usage.v1",
+      telemetryConsumerGroup: "docservice-usage-aggregator",
+      telemetryDirectTimeoutMs: 1000,
+      telemetrySpoolMaxBytes: 1024 * 1024 * 1024,
+      telemetryMetadataMaxBytes: 2048,
+      telemetryServiceAddress: undefined,
     });
   });
 
