@@ -69,11 +69,11 @@ export const SPEC_SCHEMA = {
       description: "Per-component replicas or autoscaling bounds, and resources.",
       default: {},
       properties: {
-        gateway: component("The HTTP gateway (/v1 routes, Connect, gRPC-Web)", 2),
-        signing: component("SigningService (PAdES signatures, certificate page)", 2),
-        keys: component("KeyService (API keys by e-mail)", 2),
-        conversion: component("ConversionService (DOCX to PDF)", 2),
-        telemetryApi: component("TelemetryService (usage collection and queries)", 2),
+        gateway: component("The HTTP gateway (/v1 routes, Connect, gRPC-Web)", 1),
+        signing: component("SigningService (PAdES signatures, certificate page)", 1),
+        keys: component("KeyService (API keys by e-mail)", 1),
+        conversion: component("ConversionService (DOCX to PDF)", 1),
+        telemetryApi: component("TelemetryService (usage collection and queries)", 1),
         telemetryAggregator: component("The usage aggregator (Kafka consumer group)", 1),
       },
     },
@@ -122,13 +122,13 @@ export const SPEC_SCHEMA = {
     conversion: {
       type: "object",
       description: "DOCX to PDF backend.",
-      default: {},
+      default: { backend: "local" },
       properties: {
         backend: { type: "string", enum: ["local", "gotenberg"], default: "local", description: "local: a warm LibreOffice pool per pod; gotenberg: a Gotenberg 8 service." },
         gotenbergUrl: { type: "string", pattern: "^https?://", description: "Gotenberg base URL, with backend gotenberg." },
       },
       "x-kubernetes-validations": [
-        { rule: "self.backend != 'gotenberg' || has(self.gotenbergUrl)", message: "gotenbergUrl is required when backend is gotenberg" },
+        { rule: "!has(self.backend) || self.backend != 'gotenberg' || has(self.gotenbergUrl)", message: "gotenbergUrl is required when backend is gotenberg" },
       ],
     },
     expectedLoad: {
@@ -159,7 +159,7 @@ export const SPEC_SCHEMA = {
   },
   "x-kubernetes-validations": [
     {
-      rule: "!has(self.autoscaling) || self.autoscaling.mode != 'keda' || has(self.kafka)",
+      rule: "!has(self.autoscaling) || !has(self.autoscaling.mode) || self.autoscaling.mode != 'keda' || has(self.kafka)",
       message: "autoscaling.mode keda needs kafka (the aggregator scales on its consumer lag)",
     },
   ],

@@ -14,3 +14,8 @@ if ! diff -r "$out/gen" gen >/dev/null; then
   exit 1
 fi
 echo "generated code is up to date"
+if ! node --import tsx operator/write-crd.ts | diff - charts/docservice-operator/crds/docservices.docservice.dev.yaml >/dev/null; then
+  echo "charts/docservice-operator/crds/ is out of date with operator/crd.ts: run 'npm run generate' and commit the result." >&2
+  exit 1
+fi
+echo "the chart's CRD is up to date"

@@ -122,3 +122,4 @@ setup_pyhanko() {
 setup_pyhanko
 bash "$HERE/kafka.sh"     # Kafka 3.9 (KRaft) from Maven Central jars, on Debian's OpenJDK 17
 bash "$HERE/browser.sh"   # Debian's Chromium, for playwright-core
+bash "$HERE/kubernetes.sh" # kube-apiserver, etcd, kubectl, helm, k6 built from Go modules; KEDA's CRDs

@@ -1,0 +1,49 @@
+{{- define "docservice-operator.fullname" -}}
+{{- printf "%s" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "docservice-operator.serviceAccountName" -}}
+{{- default (include "docservice-operator.fullname" .) .Values.serviceAccount.name -}}
+{{- end -}}
+
+{{- define "docservice-operator.labels" -}}
+app.kubernetes.io/name: docservice-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* What the operator does to the objects it manages in a namespace. */}}
+{{- define "docservice-operator.namespacedRules" -}}
+- apiGroups: ["docservice.dev"]
+  resources: ["docservices"]
+  verbs: ["get", "list", "watch", "update"]
+- apiGroups: ["docservice.dev"]
+  resources: ["docservices/status"]
+  verbs: ["get", "update"]
+- apiGroups: ["docservice.dev"]
+  resources: ["docservices/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+- apiGroups: [""]
+  resources: ["services", "configmaps"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+- apiGroups: ["autoscaling"]
+  resources: ["horizontalpodautoscalers"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+- apiGroups: ["keda.sh"]
+  resources: ["scaledobjects"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+# only whether a referenced Secret and key exist; never listed or watched
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}

@@ -1,0 +1,150 @@
+/**
+ * The DocService operator: elects a leader on a Lease; the leader watches
+ * DocService resources and the children it manages, and reconciles each
+ * namespace/name from a work queue (periodic resync, rate-limited retries).
+ *
+ *   KUBECONFIG / in-cluster  where the API server is
+ *   WATCH_NAMESPACES         comma-separated namespaces; empty: all
+ *   LEASE_NAMESPACE          namespace of the leader Lease (default: POD_NAMESPACE or "default")
+ *   LEASE_NAME               default "docservice-operator"
+ *   POD_NAME                 this replica's identity (default: host and pid)
+ *   SIZING_PROFILE           sizing profile JSON (default: loadtest/sizing-profile.json)
+ *   RESYNC_SECONDS           periodic resync (default 300)
+ */
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { KubeConfig, Watch } from "@kubernetes/client-node";
+import { GROUP, PLURAL, VERSION } from "./crd.js";
+import { KubeApi } from "./kube-api.js";
+import { LeaderElection } from "./leader-election.js";
+import { Reconciler } from "./reconciler.js";
+import type { SizingProfile } from "./sizing.js";
+import { WorkQueue } from "./work-queue.js";
+
+const log = (message: string, fields: object = {}) => console.log(JSON.stringify({ time: new Date().toISOString(), message, ...fields }));
+
+/** Children of a DocService, found by the label every child carries. */
+const CHILD_PATHS = [
+  "/apis/apps/v1/deployments",
+  "/api/v1/services",
+  "/api/v1/configmaps",
+  "/apis/policy/v1/poddisruptionbudgets",
+  "/apis/autoscaling/v2/horizontalpodautoscalers",
+];
+const SCALED_OBJECTS = "/apis/keda.sh/v1alpha1/scaledobjects";
+const MANAGED = "app.kubernetes.io/managed-by=docservice-operator";
+const WATCH_RESTART_MS = 1000;
+
+interface WatchedObject {
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+}
+
+function settings() {
+  const env = process.env;
+  return {
+    namespaces: (env.WATCH_NAMESPACES ?? "").split(",").map((n) => n.trim()).filter(Boolean),
+    leaseNamespace: env.LEASE_NAMESPACE || env.POD_NAMESPACE || "default",
+    leaseName: env.LEASE_NAME || "docservice-operator",
+    identity: env.POD_NAME || `${hostname()}-${process.pid}`,
+    profilePath: env.SIZING_PROFILE || new URL("../loadtest/sizing-profile.json", import.meta.url).pathname,
+    resyncMs: Number(env.RESYNC_SECONDS ?? 300) * 1000,
+  };
+}
+
+/** Watches one path until stopped, restarting whenever the server ends the watch. */
+function keepWatching(config: KubeConfig, path: string, query: Record<string, string>, onEvent: (object: WatchedObject) => void): () => void {
+  let stopped = false;
+  let controller: AbortController | undefined;
+  const start = async () => {
+    if (stopped) return;
+    const restart = () => setTimeout(() => void start(), WATCH_RESTART_MS).unref();
+    try {
+      controller = await new Watch(config).watch(path, query, (_phase, object: WatchedObject) => onEvent(object), () => {
+        if (!stopped) restart();
+      });
+    } catch (error) {
+      if (!stopped) {
+        log("watch failed; retrying", { path, error: (error as Error).message });
+        restart();
+      }
+    }
+  };
+  void start();
+  return () => {
+    stopped = true;
+    controller?.abort();
+  };
+}
+
+function namespacedPaths(path: string, namespaces: string[]): string[] {
+  if (namespaces.length === 0) return [path];
+  const [, prefix, resource] = /^(.*)\/([^/]+)$/.exec(path)!;
+  return namespaces.map((namespace) => `${prefix}/namespaces/${namespace}/${resource}`);
+}
+
+async function main(): Promise<void> {
+  const options = settings();
+  const config = new KubeConfig();
+  config.loadFromDefault();
+  const api = new KubeApi(config);
+  const profile = JSON.parse(readFileSync(options.profilePath, "utf8")) as SizingProfile;
+  const reconciler = new Reconciler({ api, profile, log });
+
+  let queue: WorkQueue | undefined;
+  let stopWatches: (() => void)[] = [];
+  const enqueue = (namespace: string | undefined, name: string | undefined) => {
+    if (namespace && name) queue?.add(`${namespace}/${name}`);
+  };
+
+  const startLeading = () => {
+    log("leading: reconciling", { identity: options.identity, namespaces: options.namespaces.length ? options.namespaces : "all" });
+    queue = new WorkQueue({
+      concurrency: 4,
+      baseRetryMs: 500,
+      maxRetryMs: 60_000,
+      resyncMs: options.resyncMs,
+      handle: async (key) => {
+        const [namespace, name] = key.split("/");
+        await reconciler.reconcile(namespace, name);
+      },
+      onError: (key, error, retryInMs) => log("reconcile failed", { key, error: (error as Error).message, retryInMs }),
+    });
+    const watch = (path: string, query: Record<string, string>, key: (object: WatchedObject) => void) =>
+      namespacedPaths(path, options.namespaces).forEach((p) => stopWatches.push(keepWatching(config, p, query, key)));
+    const watchChildren = (path: string) =>
+      watch(path, { labelSelector: MANAGED }, (o) => enqueue(o.metadata?.namespace, o.metadata?.labels?.["app.kubernetes.io/instance"]));
+    watch(`/apis/${GROUP}/${VERSION}/${PLURAL}`, {}, (o) => enqueue(o.metadata?.namespace, o.metadata?.name));
+    CHILD_PATHS.forEach(watchChildren);
+    // ScaledObjects only exist with KEDA installed; watching a missing API would fail forever
+    void api.crdInstalled("scaledobjects.keda.sh").then((installed) => installed && queue && watchChildren(SCALED_OBJECTS), () => {});
+  };
+  const stopLeading = () => {
+    log("not leading", { identity: options.identity });
+    stopWatches.forEach((stop) => stop());
+    stopWatches = [];
+    queue?.stop();
+    queue = undefined;
+  };
+
+  const election = new LeaderElection(api.leaseStore(options.leaseNamespace, options.leaseName), {
+    identity: options.identity,
+    leaseDurationSeconds: 15,
+    retryPeriodMs: 2000,
+    onStartedLeading: startLeading,
+    onStoppedLeading: stopLeading,
+  });
+  election.start();
+  log("operator started", { identity: options.identity, lease: `${options.leaseNamespace}/${options.leaseName}` });
+
+  const shutdown = async () => {
+    await election.stop(); // stops leading, and frees the Lease for another replica
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void shutdown());
+  process.on("SIGINT", () => void shutdown());
+}
+
+main().catch((error: unknown) => {
+  console.error("operator failed to start:", error);
+  process.exit(1);
+});

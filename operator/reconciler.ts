@@ -1,0 +1,173 @@
+/**
+ * One reconcile of one DocService: from what is (the resource, its children,
+ * the topic) to what should be, level-triggered and idempotent. Children are
+ * applied with server-side apply only when their desired configuration
+ * changed (a hash annotation records what was applied), and the status is
+ * written only when it changed, so an unchanged resource costs no writes.
+ */
+import { createHash } from "node:crypto";
+import stringify from "safe-stable-stringify";
+import { desiredState, type DesiredComponent } from "./desired-state.js";
+import { deleteTopic, ensureTopic } from "./kafka-topics.js";
+import { FIELD_MANAGER, type KubeApi } from "./kube-api.js";
+import type { SizingProfile } from "./sizing.js";
+import type { Condition, DocService, DocServiceStatus, KubeObject } from "./types.js";
+
+export const TOPIC_FINALIZER = "docservice.dev/kafka-topic";
+export const HASH_ANNOTATION = "docservice.dev/applied-hash";
+
+export interface ReconcilerDeps {
+  api: KubeApi;
+  profile: SizingProfile;
+  log(message: string, fields?: object): void;
+}
+
+interface LiveDeployment {
+  spec?: { replicas?: number };
+  status?: { readyReplicas?: number; replicas?: number };
+}
+
+export class Reconciler {
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  async reconcile(namespace: string, name: string): Promise<void> {
+    const { api } = this.deps;
+    const resource = await api.getDocService(namespace, name);
+    if (!resource) return; // deleted: its children go with it (owner references)
+    if (resource.metadata.deletionTimestamp) return this.finalize(resource);
+    if (await this.syncFinalizer(resource)) return; // the update re-triggers a reconcile
+
+    const problems = await this.missingReferences(resource);
+    const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
+    const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled });
+    const applied: string[] = [];
+    for (const object of desired.objects) {
+      try {
+        if (await this.applyIfChanged(object)) applied.push(`${object.kind}/${object.metadata.name}`);
+      } catch (error) {
+        problems.push(`cannot apply ${object.kind} ${object.metadata.name}: ${(error as Error).message}`);
+      }
+    }
+    if (applied.length > 0) await api.event(resource, "Normal", "Applied", `Applied ${applied.join(", ")}`);
+    if (resource.spec.kafka) {
+      try {
+        const changes = (await ensureTopic(resource.spec.kafka)).filter((change) => change !== "unchanged");
+        if (changes.length > 0) await api.event(resource, "Normal", "KafkaTopic", `Topic ${resource.spec.kafka.topic}: ${changes.join(", ")}`);
+      } catch (error) {
+        problems.push(`Kafka topic ${resource.spec.kafka.topic}: ${(error as Error).message}`);
+      }
+    }
+    const components = await this.observe(resource, desired.components);
+    const changed = await this.writeStatus(resource, components, problems);
+    if (changed && problems.length > 0) await api.event(resource, "Warning", "Degraded", problems.join("; "));
+  }
+
+  /** Applies when the live object is missing or was applied from another desired configuration. */
+  private async applyIfChanged(object: KubeObject): Promise<boolean> {
+    const hash = createHash("sha256").update(stringify(object) ?? "").digest("hex").slice(0, 32);
+    const live = await this.deps.api.read<KubeObject>(object);
+    const liveAnnotations = (live?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations;
+    if (liveAnnotations?.[HASH_ANNOTATION] === hash) return false;
+    const metadata = { ...object.metadata, annotations: { [HASH_ANNOTATION]: hash } };
+    await this.deps.api.apply({ ...object, metadata });
+    return true;
+  }
+
+  /** Secrets the spec names that do not exist (or lack the key): reported, not crashed on. */
+  private async missingReferences(resource: DocService): Promise<string[]> {
+    const { spec, metadata } = resource;
+    const references: { name: string; key?: string; field: string }[] = [];
+    if (spec.redis?.passwordSecret) references.push({ ...spec.redis.passwordSecret, field: "spec.redis.passwordSecret" });
+    if (spec.hsm) references.push({ ...spec.hsm.pinSecret, field: "spec.hsm.pinSecret" });
+    if (spec.smtp) references.push({ name: spec.smtp.secretName, field: "spec.smtp.secretName" });
+    const missing: string[] = [];
+    for (const reference of references) {
+      if (!(await this.deps.api.secretKeyExists(metadata.namespace, reference.name, reference.key))) {
+        missing.push(`Secret ${reference.name}${reference.key ? ` (key ${reference.key})` : ""} named by ${reference.field} does not exist`);
+      }
+    }
+    return missing;
+  }
+
+  private async observe(resource: DocService, components: DesiredComponent[]): Promise<Record<string, { desiredReplicas: number; readyReplicas: number }>> {
+    const observed: Record<string, { desiredReplicas: number; readyReplicas: number }> = {};
+    for (const component of components) {
+      const live = await this.deps.api.read<LiveDeployment & KubeObject>({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: component.deploymentName, namespace: resource.metadata.namespace },
+      });
+      observed[component.name] = {
+        // an autoscaled Deployment's replica count is the autoscaler's, at least the computed floor
+        desiredReplicas: Math.max(component.replicas, live?.spec?.replicas ?? 0),
+        readyReplicas: live?.status?.readyReplicas ?? 0,
+      };
+    }
+    return observed;
+  }
+
+  /** Writes the status when it changed; returns whether it did. */
+  private async writeStatus(resource: DocService, components: DocServiceStatus["components"] & object, problems: string[]): Promise<boolean> {
+    const generation = resource.metadata.generation;
+    const waiting = Object.entries(components).filter(([, c]) => c.readyReplicas < c.desiredReplicas);
+    const degraded = problems.length > 0;
+    const ready = !degraded && waiting.length === 0;
+    const previous = resource.status?.conditions ?? [];
+    const condition = (type: Condition["type"], status: boolean, reason: string, message: string): Condition => {
+      const before = previous.find((c) => c.type === type);
+      const value = status ? "True" : "False";
+      return {
+        type,
+        status: value,
+        reason,
+        message,
+        observedGeneration: generation,
+        lastTransitionTime: before?.status === value && before.lastTransitionTime ? before.lastTransitionTime : new Date().toISOString(),
+      };
+    };
+    const waitingText = waiting.map(([name, c]) => `${name} ${c.readyReplicas}/${c.desiredReplicas}`).join(", ");
+    const status: DocServiceStatus = {
+      observedGeneration: generation,
+      version: resource.spec.version,
+      components,
+      summary: Object.entries(components)
+        .map(([name, c]) => `${name} ${c.readyReplicas}/${c.desiredReplicas}`)
+        .join(", "),
+      conditions: [
+        condition("Ready", ready, ready ? "AllComponentsReady" : degraded ? "Degraded" : "ComponentsNotReady", ready ? "Every component has its replicas ready." : degraded ? problems.join("; ") : `Waiting for ${waitingText}.`),
+        condition("Progressing", waiting.length > 0, waiting.length > 0 ? "RollingOut" : "Stable", waiting.length > 0 ? `Waiting for ${waitingText}.` : "Nothing to roll out."),
+        condition("Degraded", degraded, degraded ? "InvalidReferenceOrApplyError" : "AsExpected", degraded ? problems.join("; ") : "No problem found."),
+      ],
+    };
+    if (stringify(withoutTimes(status)) === stringify(withoutTimes(resource.status ?? {}))) return false;
+    await this.deps.api.replaceStatus({ ...resource, status });
+    this.deps.log("status updated", { resource: `${resource.metadata.namespace}/${resource.metadata.name}`, ready, degraded });
+    return true;
+  }
+
+  /** The finalizer exists only while deleting must also delete the Kafka topic (external state). */
+  private async syncFinalizer(resource: DocService): Promise<boolean> {
+    const wanted = resource.spec.kafka?.deleteTopicsOnDelete === true;
+    const finalizers = resource.metadata.finalizers ?? [];
+    const has = finalizers.includes(TOPIC_FINALIZER);
+    if (wanted === has) return false;
+    const next = wanted ? [...finalizers, TOPIC_FINALIZER] : finalizers.filter((f) => f !== TOPIC_FINALIZER);
+    await this.deps.api.replaceDocService({ ...resource, metadata: { ...resource.metadata, finalizers: next } });
+    return true;
+  }
+
+  private async finalize(resource: DocService): Promise<void> {
+    const finalizers = resource.metadata.finalizers ?? [];
+    if (!finalizers.includes(TOPIC_FINALIZER)) return;
+    if (resource.spec.kafka?.deleteTopicsOnDelete) {
+      await deleteTopic(resource.spec.kafka);
+      await this.deps.api.event(resource, "Normal", "KafkaTopicDeleted", `Deleted topic ${resource.spec.kafka.topic}`);
+    }
+    await this.deps.api.replaceDocService({ ...resource, metadata: { ...resource.metadata, finalizers: finalizers.filter((f) => f !== TOPIC_FINALIZER) } });
+    this.deps.log("finalized", { resource: `${resource.metadata.namespace}/${resource.metadata.name}`, by: FIELD_MANAGER });
+  }
+}
+
+function withoutTimes(status: DocServiceStatus): DocServiceStatus {
+  return { ...status, conditions: status.conditions?.map(({ lastTransitionTime: _, ...rest }) => rest as Condition) };
+}

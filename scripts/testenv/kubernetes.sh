@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# A real Kubernetes API server for the operator tests, and the tools around it,
+# all built from the Go module proxy (there is no other download here). Called
+# by setup.sh.
+#
+#   $BIN/kube-apiserver, $BIN/kubectl   k8s.io/kubernetes (cmd/kube-apiserver, cmd/kubectl)
+#   $BIN/etcd                           go.etcd.io/etcd/server/v3 (3.5: main package at the module root)
+#   $BIN/helm                           helm.sh/helm/v3/cmd/helm
+#   $BIN/k6                             go.k6.io/k6
+#   $CACHE/keda-crds/keda-crds.yaml     KEDA's CRDs (github.com/kedacore/keda/v2 config/crd,
+#                                       kustomized as in KEDA's release keda-<version>-crds.yaml)
+#
+# test/support/kube.ts starts etcd and kube-apiserver. Each binary is built
+# from a wrapper module under kubernetes/ whose go.sum pins every module (see
+# go_build_pinned in ../install/lib.sh). k8s.io/kubernetes is not meant to be a
+# dependency: its go.mod requires its staging modules (k8s.io/api, client-go,
+# ...) at v0.0.0 and replaces them with ./staging, so the wrapper replaces each
+# with its published v0.<minor>.<patch>.
+#
+# The Go module and build caches live under $CACHE/go (not ~/go), so the whole
+# cache is one directory to keep. Building everything from an empty cache took
+# about 11.5 min on 2 cores (kube-apiserver alone about 6); a run with
+# everything built only checks each binary's version (about 0.3 s).
+#
+# `bash kubernetes.sh lock` rewrites the wrappers' go.mod and go.sum after a
+# version below changes (it needs the Go module proxy).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
+source "$HERE/../install/lib.sh"
+
+# v1.34 is the API that @kubernetes/client-node 1.4 is generated from; it still
+# supports etcd 3.5.
+KUBERNETES_VERSION=v1.34.4
+ETCD_VERSION=v3.5.35
+HELM_VERSION=v3.22.0
+K6_VERSION=v1.8.1
+KEDA_VERSION=v2.21.0
+# go.sum's hash of the KEDA module (only its YAML is used, so it is no wrapper's dependency).
+KEDA_SUM="h1:R6z2HZvstK4RLUMxroNACzBj74xGxt3kG59b5Xc+Xps="
+
+WRAPPERS="$HERE/kubernetes"
+export GOMODCACHE="$CACHE/go/mod" GOCACHE="$CACHE/go/build"
+# -modcacherw: the module cache can be deleted with rm -rf like the rest of $CACHE.
+export GOFLAGS="-modcacherw" GOWORK=off GOTOOLCHAIN=local GOSUMDB=off
+
+# Wrapper module directory, module path and package of each binary.
+declare -A MODULE=(
+  [kube-apiserver]=k8s.io/kubernetes [kubectl]=k8s.io/kubernetes
+  [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3 [k6]=go.k6.io/k6
+)
+declare -A PACKAGE=(
+  [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver [kubectl]=k8s.io/kubernetes/cmd/kubectl
+  [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3/cmd/helm [k6]=go.k6.io/k6
+)
+declare -A WRAPPER=([kube-apiserver]=kubernetes [kubectl]=kubernetes [etcd]=etcd [helm]=helm [k6]=k6)
+declare -A VERSION=(
+  [kube-apiserver]=$KUBERNETES_VERSION [kubectl]=$KUBERNETES_VERSION
+  [etcd]=$ETCD_VERSION [helm]=$HELM_VERSION [k6]=$K6_VERSION
+)
+
+# What `NAME`'s version command prints, given the binary; empty if it does not run.
+installed_version() { # NAME BINARY
+  case "$1" in
+    # "Kubernetes v1.34.4"
+    kube-apiserver) "$2" --version 2>/dev/null | awk '{print $2}' ;;
+    # "Client Version: v1.34.4"
+    kubectl) "$2" version --client 2>/dev/null | awk '/^Client Version:/ {print $3}' ;;
+    # "etcd Version: 3.5.35"
+    etcd) "$2" --version 2>/dev/null | awk '/^etcd Version:/ {print "v" $3}' ;;
+    # "v3.22.0+g..." (no commit here: "v3.22.0")
+    helm) "$2" version --short 2>/dev/null | sed 's/+.*//' ;;
+    # "k6 v1.8.1 (commit/devel, go1.26.8, linux/amd64)"
+    k6) "$2" version 2>/dev/null | awk 'NR==1 {print $2}' ;;
+  esac
+}
+
+# Link-time version stamps, as the projects' own release builds set them.
+ldflags() { # NAME
+  local v="${VERSION[$1]}" minor
+  case "$1" in
+    kube-apiserver | kubectl)
+      minor="${v#v1.}" minor="${minor%%.*}"
+      local flags="" pkg
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+      done
+      echo "$flags" ;;
+    helm) echo "-X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.gitTreeState=clean" ;;
+  esac
+}
+
+setup_binary() { # NAME
+  local name="$1" version="${VERSION[$1]}" dir="$WRAPPERS/${WRAPPER[$1]}"
+  [[ "$(go_mod_version "$dir" "${MODULE[$name]}")" == "$version" ]] ||
+    die "$dir/go.mod does not require ${MODULE[$name]} $version: run bash $SELF lock"
+  # The version check also catches a binary that no longer runs.
+  [[ "$(installed_version "$name" "$BIN/$name-$version")" == "$version" ]] || {
+    go_build_pinned "$name" "$version" "$dir" "${PACKAGE[$name]}" "$(ldflags "$name")"
+    [[ "$(installed_version "$name" "$BIN/$name-$version")" == "$version" ]] ||
+      die "$BIN/$name-$version does not report version $version"
+  }
+  link_bin "$name" "$name-$version"
+  report "$name" "$version" "$BIN/$name-$version"
+}
+
+# Prints the module cache directory of MODULE@VERSION after checking its go.sum hash.
+download_module() { # MODULE VERSION SUM
+  local json dir sum
+  json="$(cd "$CACHE" && go mod download -json "$1@$2")" || die "go mod download $1@$2 failed"
+  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$json")"
+  sum="$(sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p' <<<"$json")"
+  [[ "$sum" == "$3" ]] || die "$1@$2 has hash ${sum:-(none)}, $SELF pins $3"
+  echo "$dir"
+}
+
+# KEDA's CRDs as its release ships them: config/crd/bases with the patches of
+# config/crd/kustomization.yaml applied (kubectl's built-in kustomize).
+setup_keda_crds() {
+  local home="$CACHE/keda-crds-$KEDA_VERSION" stamp="$KEDA_SUM $KUBERNETES_VERSION" tmp source
+  if [[ "$(cat "$home/.installed" 2>/dev/null)" != "$stamp" ]]; then
+    log "copying KEDA $KEDA_VERSION's CRDs from the Go module (first time only)"
+    source="$(download_module github.com/kedacore/keda/v2 "$KEDA_VERSION" "$KEDA_SUM")"
+    tmp="$home.tmp.$$"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    "$BIN/kubectl" kustomize "$source/config/crd" >"$tmp/keda-crds.yaml" || { rm -rf "$tmp"; die "kubectl kustomize of KEDA's config/crd failed"; }
+    grep -q '^  name: scaledobjects.keda.sh$' "$tmp/keda-crds.yaml" || { rm -rf "$tmp"; die "KEDA's CRDs lack scaledobjects.keda.sh"; }
+    echo "$stamp" >"$tmp/.installed"
+    rm -rf "$home"
+    mv -T "$tmp" "$home"
+  fi
+  ln -sfn "keda-crds-$KEDA_VERSION" "$CACHE/keda-crds.tmp.$$"
+  mv -fT "$CACHE/keda-crds.tmp.$$" "$CACHE/keda-crds"
+  report keda-crds "$KEDA_VERSION" "$CACHE/keda-crds/keda-crds.yaml"
+}
+
+# Writes the wrapper module DIR requiring MODULE@VERSION (plus REPLACE lines)
+# with a tools.go importing PACKAGES, and lets `go mod tidy` write go.sum.
+write_wrapper() { # DIR MODULE VERSION REPLACE PACKAGES...
+  local dir="$1" module="$2" version="$3" replace="$4" package
+  shift 4
+  mkdir -p "$dir"
+  rm -f "$dir/go.mod" "$dir/go.sum"
+  {
+    echo "module docservice.local/$(basename "$dir")"
+    echo
+    echo "go 1.22" # go mod tidy raises it to what the dependencies need
+    echo
+    echo "require $module $version"
+    [[ -z "$replace" ]] || printf '\nreplace (\n%s)\n' "$replace"
+  } >"$dir/go.mod"
+  {
+    printf '//go:build tools\n\n// Generated by `bash scripts/testenv/kubernetes.sh lock`.\npackage tools\n\nimport (\n'
+    for package in "$@"; do printf '\t_ "%s"\n' "$package"; done
+    printf ')\n'
+  } >"$dir/tools.go"
+  log "resolving $module $version"
+  (cd "$dir" && GOFLAGS="$GOFLAGS -mod=mod" go mod tidy) >&2 || die "go mod tidy in $dir failed"
+}
+
+# Rewrites the wrappers from the versions above.
+lock() {
+  local kmod staging replace=""
+  kmod="$(cd "$CACHE" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" |
+    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  [[ -f "$kmod" ]] || die "cannot download k8s.io/kubernetes $KUBERNETES_VERSION's go.mod"
+  # "	k8s.io/api => ./staging/src/k8s.io/api" -> k8s.io/api
+  for staging in $(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' "$kmod"); do
+    replace+="	$staging => $staging v0.${KUBERNETES_VERSION#v1.}"$'\n'
+  done
+  [[ -n "$replace" ]] || die "no staging replacements in k8s.io/kubernetes $KUBERNETES_VERSION's go.mod"
+  write_wrapper "$WRAPPERS/kubernetes" k8s.io/kubernetes "$KUBERNETES_VERSION" "$replace" \
+    "${PACKAGE[kube-apiserver]}" "${PACKAGE[kubectl]}"
+  write_wrapper "$WRAPPERS/etcd" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "" "${PACKAGE[etcd]}"
+  write_wrapper "$WRAPPERS/helm" helm.sh/helm/v3 "$HELM_VERSION" "" "${PACKAGE[helm]}"
+  write_wrapper "$WRAPPERS/k6" go.k6.io/k6 "$K6_VERSION" "" "${PACKAGE[k6]}"
+  local sum
+  sum="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
+    sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
+  [[ "$sum" == "$KEDA_SUM" ]] || log "KEDA $KEDA_VERSION's hash is $sum: set KEDA_SUM in $SELF"
+}
+
+case "${1:-}" in
+  lock) lock ;;
+  "")
+    for name in etcd kube-apiserver kubectl helm k6; do setup_binary "$name"; done
+    setup_keda_crds
+    ;;
+  *) die "usage: $SELF [lock]" ;;
+esac

@@ -1,0 +1,73 @@
+// The operator's Helm chart: helm lint and helm template, then the rendered
+// chart applied to a real kube-apiserver, its RBAC checked by impersonating
+// the operator's ServiceAccount.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
+import { cacheBin } from "../support/cache.js";
+import { kedaCrdsFile, kubectl, startKubeApiServer, type KubeApiServer } from "../support/kube.js";
+
+const run = promisify(execFile);
+const CHART = new URL("../../charts/docservice-operator", import.meta.url).pathname;
+const helm = async (args: string[]) => (await run(cacheBin("helm"), args)).stdout;
+const template = (...sets: string[]) => helm(["template", "ops", CHART, "--namespace", "docservice-system", "--kube-version", "1.34.0", ...sets.flatMap((s) => ["--set", s])]);
+
+describe("Helm chart", () => {
+  let kube: KubeApiServer;
+  before(async () => {
+    kube = await startKubeApiServer();
+  });
+  after(() => kube?.stop());
+
+  test("helm lint passes", async () => {
+    assert.match(await helm(["lint", CHART, "--kube-version", "1.34.0"]), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  test("renders cluster-wide RBAC by default and one Role per watched namespace otherwise", async () => {
+    const all = await template();
+    assert.match(all, /kind: ClusterRole\n  name: ops\n/);
+    assert.match(all, /name: WATCH_NAMESPACES\n\s+value: ""/);
+    const scoped = await template("watchNamespaces={apps,staging}");
+    assert.doesNotMatch(scoped, /kind: ClusterRole\n  name: ops\n/);
+    assert.equal(scoped.match(/kind: Role\n  name: ops\n/g)?.length, 2);
+    assert.match(scoped, /value: "apps,staging"/);
+  });
+
+  test("installed on an API server, the operator's ServiceAccount may do what it needs and nothing more", async () => {
+    await kubectl(kube, ["create", "namespace", "docservice-system"]);
+    await kubectl(kube, ["create", "namespace", "apps"]);
+    await kubectl(kube, ["apply", "--server-side", "-f", `${CHART}/crds/`]);
+    await kubectl(kube, ["apply", "--server-side", "-f", kedaCrdsFile()]);
+    await kubectl(kube, ["apply", "-f", "-"], { input: await template("watchNamespaces={apps}") });
+    const can = async (verb: string, resource: string, namespace: string) => {
+      // "no" is exit code 1 with "no" on stdout; any other failure is an error
+      const answer = await kubectl(kube, ["auth", "can-i", verb, resource, "-n", namespace, "--as", "system:serviceaccount:docservice-system:ops"]).catch(
+        (error: Error) => ((error.cause as { stdout?: string } | undefined)?.stdout?.trim() === "no" ? "no" : Promise.reject(error)),
+      );
+      return answer.trim() === "yes";
+    };
+    for (const [verb, resource] of [
+      ["patch", "deployments.apps"],
+      ["create", "services"],
+      ["watch", "docservices.docservice.dev"],
+      ["update", "docservices.docservice.dev/status"],
+      ["patch", "horizontalpodautoscalers.autoscaling"],
+      ["create", "scaledobjects.keda.sh"],
+      ["get", "secrets"],
+      ["create", "events"],
+    ]) {
+      assert.ok(await can(verb, resource, "apps"), `${verb} ${resource} in apps`);
+    }
+    for (const [verb, resource, namespace] of [
+      ["list", "secrets", "apps"],
+      ["delete", "deployments.apps", "apps"],
+      ["patch", "deployments.apps", "default"],
+      ["get", "secrets", "default"],
+    ]) {
+      assert.ok(!(await can(verb, resource, namespace)), `must not ${verb} ${resource} in ${namespace}`);
+    }
+    assert.ok(await can("update", "leases.coordination.k8s.io", "docservice-system"));
+    assert.match(await kubectl(kube, ["get", "crd", "docservices.docservice.dev", "-o", "jsonpath={.spec.names.shortNames}"]), /ds/);
+  });
+});
