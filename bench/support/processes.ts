@@ -37,6 +37,11 @@ function allStats(): Stat[] {
     .filter((s): s is Stat => s !== undefined);
 }
 
+/** CPU seconds (user + system, every thread) a process used so far; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  return stat(pid)?.cpuS ?? 0;
+}
+
 export function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();

@@ -1,0 +1,12 @@
+// gRPC docservice.v1.KeyService/Authenticate of the API key in API_KEY on
+// GRPC_ADDR: what a gateway asks the keys service for each keyed request
+// (the gRPC port is internal: no admin token there).
+import { unaryRpc } from "./lib/grpc.js";
+import { grpcOptions, required } from "./lib/options.js";
+
+export { setup, teardown } from "./lib/options.js";
+export const options = grpcOptions();
+
+const API_KEY = required("API_KEY");
+
+export default unaryRpc("docservice/v1/keys.proto", "docservice.v1.KeyService/Authenticate", () => ({ apiKey: API_KEY }));

@@ -1,0 +1,65 @@
+// The k6 load tests (loadtest/): the short CI run against embedded mode passes,
+// an impossible p95 target makes it fail (so a breach really fails CI), and the
+// committed sizing profile is what the operator expects.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { COMPONENTS } from "../../operator/crd.js";
+import type { SizingProfile } from "../../operator/sizing.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** `loadtest/run.ts check` in its own process; SIGTERM (it then stops its platform) past the timeout. */
+function runCheck(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "loadtest/run.ts", "check"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe("k6 load tests against embedded mode", () => {
+  test("every scenario holds its thresholds at the check rate", { timeout: 120_000 }, async () => {
+    const { code, output } = await runCheck({}, 110_000);
+    assert.equal(code, 0, output);
+    assert.match(output, /check passed/);
+    for (const scenario of ["collect", "collect-10", "sign", "convert", "register", "verify", "grpc-telemetry-collect", "grpc-signing-verification-key", "grpc-keys-authenticate"]) {
+      assert.match(output, new RegExp(`^${scenario} .* ok$`, "m"), `${scenario} ran and held:\n${output}`);
+    }
+  });
+
+  test("a crossed threshold fails the run", { timeout: 90_000 }, async () => {
+    const { code, output } = await runCheck({ LOADTEST_P95_MS: "0.001", LOADTEST_SCENARIOS: "collect,grpc-keys-authenticate" }, 80_000);
+    assert.equal(code, 1, output);
+    assert.match(output, /^collect .* THRESHOLD CROSSED: http_req_duration p\(95\)<0\.001 /m);
+    assert.match(output, /^grpc-keys-authenticate .* THRESHOLD CROSSED: grpc_req_duration p\(95\)<0\.001 /m);
+    assert.match(output, /check FAILED \(collect, grpc-keys-authenticate\)/);
+  });
+});
+
+test("the committed sizing profile has a measured capacity for every component", () => {
+  const profile = JSON.parse(readFileSync(new URL("../../loadtest/sizing-profile.json", import.meta.url), "utf8")) as SizingProfile;
+  assert.deepEqual(Object.keys(profile).sort(), ["components", "measuredAt", "method"]);
+  assert.ok(!Number.isNaN(Date.parse(profile.measuredAt)) && new Date(profile.measuredAt).toISOString() === profile.measuredAt, profile.measuredAt);
+  assert.match(profile.method, /npm run loadtest:size/);
+  assert.match(profile.method, /k6 v\d+\.\d+\.\d+/);
+  assert.match(profile.method, /one replica of every component in one process, embedded mode/);
+  assert.deepEqual(Object.keys(profile.components).sort(), [...COMPONENTS].sort());
+  for (const component of COMPONENTS) {
+    const capacity = profile.components[component]!;
+    assert.deepEqual(Object.keys(capacity).sort(), ["cpuPercentAtCapacity", "p95TargetMs", "requestsPerSecond", "route"], component);
+    assert.ok(typeof capacity.route === "string" && capacity.route.length > 0, component);
+    for (const field of ["requestsPerSecond", "p95TargetMs", "cpuPercentAtCapacity"] as const) {
+      assert.ok(typeof capacity[field] === "number" && Number.isFinite(capacity[field]) && capacity[field] > 0, `${component}.${field} = ${capacity[field]}`);
+    }
+  }
+});
