@@ -12,7 +12,7 @@ export interface ComponentCapacity {
   /** Requests (or events) per second one replica serves at the p95 target. */
   requestsPerSecond: number;
   p95TargetMs: number;
-  /** Average CPU use of the replica at that rate, in percent of its CPU request. */
+  /** CPU use of the replica at that rate, in percent of one core (so of a 1-CPU request; the HPA target is derived from it). */
   cpuPercentAtCapacity: number;
 }
 
