@@ -32,7 +32,7 @@ export function readJsonBody(request: IncomingMessage, maxBytes: number): Promis
     };
     const onEnd = () => {
       try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        resolve(JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)).toString("utf8")));
       } catch (error) {
         reject(
           new ServiceError("VALIDATION_ERROR", `The request body is not valid JSON: ${(error as Error).message}`, {

@@ -12,7 +12,7 @@ import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { answers, startService, type ServiceProcess } from "../support/service-process.js";
-import { ADMIN_TOKEN, collect, report, today, usage, usageWhen } from "../support/usage-reports.js";
+import { ADMIN_TOKEN, collect, kafkaModeEnv, report, today, usage, usageWhen } from "../support/usage-reports.js";
 
 describe("telemetry through Kafka", () => {
   let kafka: KafkaBroker;
@@ -25,18 +25,7 @@ describe("telemetry through Kafka", () => {
   async function startPlatform(): Promise<void> {
     service = await startService(
       "all",
-      {
-        HOST: "127.0.0.1",
-        PORT: new URL(base).port,
-        GRPC_PORT: "0",
-        DOCSERVICE_DATA_DIR: dataDir,
-        CONVERSION_POOL_SIZE: "1",
-        KAFKA_BROKERS: kafka.brokers.join(","),
-        REDIS_URL: redis.url,
-        DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
-        TELEMETRY_DIRECT_TIMEOUT_MS: "500",
-        LOG_LEVEL: "warn",
-      },
+      kafkaModeEnv({ port: new URL(base).port, dataDir, kafkaBrokers: kafka.brokers, redisUrl: redis.url }, { TELEMETRY_DIRECT_TIMEOUT_MS: "500", LOG_LEVEL: "warn" }),
       () => answers(`${base}/v1/health`),
     );
   }

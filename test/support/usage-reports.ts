@@ -7,6 +7,24 @@ import { waitFor } from "./wait.js";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
+/** The environment of `services/main.ts all` with Kafka and Redis (and ADMIN_TOKEN), as the telemetry tests and bench:collect run it. */
+export function kafkaModeEnv(
+  settings: { port: string; dataDir: string; kafkaBrokers: string[]; redisUrl: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    HOST: "127.0.0.1",
+    PORT: settings.port,
+    GRPC_PORT: "0",
+    DOCSERVICE_DATA_DIR: settings.dataDir,
+    CONVERSION_POOL_SIZE: "1",
+    KAFKA_BROKERS: settings.kafkaBrokers.join(","),
+    REDIS_URL: settings.redisUrl,
+    DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
+    ...extra,
+  };
+}
+
 /** A report of one event per document id, shaped like the reference client's (superdocVersion, browserInfo). */
 export function report(documentIds: string[], options: { metadata?: Record<string, string>; at?: string } = {}): Record<string, unknown> {
   return {
