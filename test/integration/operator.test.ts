@@ -169,6 +169,19 @@ describe("DocService operator", () => {
     await until("no longer Degraded", async () => condition(await get("docservice", "needs-secrets"), "Degraded")?.status === "False");
   });
 
+  test("the production example is accepted as it is; without its Secrets and brokers it is Degraded, naming each", async () => {
+    await kubectl(kube, ["create", "namespace", "prod"]);
+    await kubectl(kube, ["apply", "-n", "prod", "-f", join(ROOT, "operator/examples/production.yaml")]);
+    await until("Degraded", async () => condition(await get("docservice", "docservice", "prod"), "Degraded")?.status === "True", 60_000);
+    const message = condition(await get("docservice", "docservice", "prod"), "Degraded").message;
+    for (const secret of ["docservice-redis", "docservice-hsm", "docservice-smtp"]) assert.match(message, new RegExp(`Secret ${secret}`));
+    const hpa = await get("horizontalpodautoscaler", "docservice-gateway", "prod");
+    assert.equal(hpa.spec.maxReplicas, 20);
+    const config = await get("configmap", "docservice-config", "prod");
+    assert.equal(config.data.SIGNING_KEY_BACKEND, "pkcs11");
+    assert.equal(config.data.GOTENBERG_URL, "http://gotenberg:3000");
+  });
+
   test("with Kafka and KEDA: autoscaling from the sizing profile, the topic kept as specified, deleted with the resource when asked", async () => {
     await kubectl(kube, ["apply", "--server-side", "-f", kedaCrdsFile()]);
     const spec = {
