@@ -22,12 +22,27 @@ import type { DocService, KubeObject } from "./types.js";
 
 export const FIELD_MANAGER = "docservice-operator";
 
-export function isNotFound(error: unknown): boolean {
-  return error instanceof ApiException && error.code === 404;
+const hasCode = (error: unknown, code: number) => error instanceof ApiException && error.code === code;
+
+/** The call's result, or undefined when the object does not exist (404). */
+async function unlessNotFound<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (hasCode(error, 404)) return undefined;
+    throw error;
+  }
 }
 
-function isConflict(error: unknown): boolean {
-  return error instanceof ApiException && error.code === 409;
+/** Whether a write went through; false when someone else wrote first (409). */
+async function unlessConflict(call: Promise<unknown>): Promise<boolean> {
+  try {
+    await call;
+    return true;
+  } catch (error) {
+    if (hasCode(error, 409)) return false;
+    throw error;
+  }
 }
 
 export class KubeApi {
@@ -46,12 +61,7 @@ export class KubeApi {
   }
 
   async getDocService(namespace: string, name: string): Promise<DocService | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name })) as DocService;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    return (await unlessNotFound(this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name }))) as DocService | undefined;
   }
 
   async replaceDocService(resource: DocService): Promise<DocService> {
@@ -66,12 +76,7 @@ export class KubeApi {
 
   /** The live object, or undefined when it does not exist. */
   async read<T extends KubernetesObject>(object: KubeObject): Promise<T | undefined> {
-    try {
-      return (await this.objects.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata })) as T;
-    } catch (error) {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    }
+    return (await unlessNotFound(this.objects.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata }))) as T | undefined;
   }
 
   /** Server-side apply: creates or updates the fields this operator manages, taking them over from others. */
@@ -80,23 +85,13 @@ export class KubeApi {
   }
 
   async crdInstalled(name: string): Promise<boolean> {
-    try {
-      await this.extensions.readCustomResourceDefinition({ name });
-      return true;
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
+    return (await unlessNotFound(this.extensions.readCustomResourceDefinition({ name }))) !== undefined;
   }
 
   async secretKeyExists(namespace: string, name: string, key?: string): Promise<boolean> {
-    try {
-      const secret = await this.core.readNamespacedSecret({ namespace, name });
-      return key === undefined || Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key);
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
+    const secret = await unlessNotFound(this.core.readNamespacedSecret({ namespace, name }));
+    if (!secret) return false;
+    return key === undefined || Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key);
   }
 
   /** A Kubernetes Event on the resource (best effort: an Event that cannot be written is not worth a failed reconcile). */
@@ -140,31 +135,11 @@ export class KubeApi {
     });
     return {
       read: async () => {
-        try {
-          return toRecord(await this.coordination.readNamespacedLease({ namespace, name }));
-        } catch (error) {
-          if (isNotFound(error)) return undefined;
-          throw error;
-        }
+        const lease = await unlessNotFound(this.coordination.readNamespacedLease({ namespace, name }));
+        return lease && toRecord(lease);
       },
-      create: async (record) => {
-        try {
-          await this.coordination.createNamespacedLease({ namespace, body: toLease(record) });
-          return true;
-        } catch (error) {
-          if (isConflict(error)) return false;
-          throw error;
-        }
-      },
-      replace: async (record) => {
-        try {
-          await this.coordination.replaceNamespacedLease({ namespace, name, body: toLease(record) });
-          return true;
-        } catch (error) {
-          if (isConflict(error)) return false;
-          throw error;
-        }
-      },
+      create: (record) => unlessConflict(this.coordination.createNamespacedLease({ namespace, body: toLease(record) })),
+      replace: (record) => unlessConflict(this.coordination.replaceNamespacedLease({ namespace, name, body: toLease(record) })),
     };
   }
 }

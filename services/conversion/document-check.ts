@@ -1,6 +1,7 @@
 import CFB from "cfb";
 import yauzl from "yauzl";
 import { ServiceError } from "../core/errors.js";
+import { isZip } from "../core/file-signature.js";
 import type { FormatSpec } from "./source-format.js";
 
 export interface DocumentLimits {
@@ -11,7 +12,6 @@ export interface DocumentLimits {
 }
 
 const OLE2 = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
-const ZIP = Buffer.from("PK\x03\x04", "latin1");
 const FOREIGN_TYPES: Array<[Buffer, string]> = [
   [Buffer.from("%PDF-"), "a PDF document"],
   [Buffer.from([0x89, 0x50, 0x4e, 0x47]), "a PNG image"],
@@ -34,30 +34,30 @@ export async function checkDocument(bytes: Buffer, format: FormatSpec, limits: D
   for (const [magic, what] of FOREIGN_TYPES) {
     if (startsWith(bytes, magic)) throw wrongType(`The file is ${what}, not ${format.label}.`);
   }
-  const isZip = startsWith(bytes, ZIP);
+  const zip = isZip(bytes);
   const isOle2 = startsWith(bytes, OLE2);
   switch (format.name) {
     case "docx":
       if (isOle2) throw oleInsteadOfDocx(bytes);
-      if (!isZip) throw wrongType(`The file is not ${format.label}: it is not a ZIP package.`);
+      if (!zip) throw wrongType(`The file is not ${format.label}: it is not a ZIP package.`);
       return checkZipDocument(bytes, limits, (parts) => {
         if (parts.get("mimetype")?.trim() === ODT_MIMETYPE) throw wrongType("The file is an OpenDocument text (ODT), not DOCX: send it with from=odt.");
         if (!WORD_MAIN_PART.test(parts.get("[Content_Types].xml") ?? "")) throw unprocessable("The file is a ZIP package but not a Word document: it has no Word main document part.");
       });
     case "odt":
-      if (!isZip) throw wrongType(`The file is not ${format.label}: it is not a ZIP package.`);
+      if (!zip) throw wrongType(`The file is not ${format.label}: it is not a ZIP package.`);
       return checkZipDocument(bytes, limits, (parts) => {
         if (parts.get("mimetype")?.trim() !== ODT_MIMETYPE) throw unprocessable(`The file is a ZIP package but not an OpenDocument text: its mimetype is not ${ODT_MIMETYPE}.`);
       });
     case "doc":
-      if (isZip) throw wrongType("The file is a ZIP-based document (DOCX or ODT), not a Word 97-2003 document: send it with from=docx or from=odt.");
+      if (zip) throw wrongType("The file is a ZIP-based document (DOCX or ODT), not a Word 97-2003 document: send it with from=docx or from=odt.");
       if (!isOle2) throw wrongType(`The file is not ${format.label}.`);
       return checkWord97(bytes);
     case "rtf":
       if (!bytes.subarray(0, 5).equals(Buffer.from("{\\rtf"))) throw wrongType("The file is not RTF: it does not start with {\\rtf.");
       return;
     default:
-      if (isZip || isOle2 || bytes.subarray(0, 8192).includes(0)) throw wrongType(`The file is binary, not ${format.label}.`);
+      if (zip || isOle2 || bytes.subarray(0, 8192).includes(0)) throw wrongType(`The file is binary, not ${format.label}.`);
   }
 }
 

@@ -1,3 +1,5 @@
+import { withDeadline } from "./deadline.js";
+
 /** Resolves when a dependency can serve requests; rejects with the reason when it cannot. */
 export type HealthCheck = () => Promise<void>;
 
@@ -10,17 +12,11 @@ export interface HealthReport {
 /** Runs a check with a deadline, so a hung dependency reports down instead of hanging the health route. */
 export async function probe(check: HealthCheck, timeoutMs: number): Promise<HealthReport> {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    await Promise.race([check(), deadline]);
+    await withDeadline(check(), timeoutMs);
     return { status: "ok", latencyMs: elapsed(started) };
   } catch (error) {
     return { status: "down", latencyMs: elapsed(started), error: error instanceof Error ? error.message : String(error) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AuditEventType, type DocumentSource, type SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
 import { validationError } from "../core/errors.js";
-import { fieldIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/sign-request-schema.js";
+import { signRequestIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/sign-request-schema.js";
 import type { SigningApi } from "../signing/signing-service.js";
 import { readJsonBody } from "./json-body.js";
 import type { RequestContext, Route } from "./route.js";
@@ -104,7 +104,7 @@ function toSignRequest(body: SignRequestJson, callerKeyId: string): SignRequest 
 
 async function parsedBody<T>(context: RequestContext, schema: z.ZodType<T>, maxBytes: number): Promise<T> {
   const result = schema.safeParse(await readJsonBody(context.request, maxBytes));
-  if (!result.success) throw validationError(fieldIssues(result.error));
+  if (!result.success) throw validationError(signRequestIssues(result.error));
   return result.data;
 }
 

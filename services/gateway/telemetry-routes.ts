@@ -1,6 +1,7 @@
+import { z } from "zod";
 import type { LicenseKey } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { validationError } from "../core/errors.js";
-import { fieldIssues } from "../signing/sign-request-schema.js";
+import { fieldIssues } from "../core/field-issues.js";
 import { collectRequestSchema } from "../telemetry/collect-request-schema.js";
 import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { readJsonBody } from "./json-body.js";
@@ -19,6 +20,11 @@ const licenseKeySchema = {
   required: ["licenseKey", "customer", "createdAt"],
   properties: { licenseKey: { type: "string" }, customer: { type: "string" }, createdAt: { type: "string", format: "date-time" } },
 };
+
+const licenseKeyRequest = z.object(
+  { licenseKey: z.string({ error: "must be a string" }).optional(), customer: z.string({ error: "must be a string" }).optional() },
+  { error: "must be a JSON object" },
+);
 
 const licenseKeyJson = (key: LicenseKey | undefined) => ({ licenseKey: key?.licenseKey, customer: key?.customer, createdAt: key?.createdAt?.toISOString() });
 
@@ -159,14 +165,9 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       responseSchema: licenseKeySchema,
       errors: { 400: "The key or customer is not valid.", ...adminErrors, 415: "The body is not JSON.", 503: "The key store is unavailable." },
       async handle(context) {
-        const body = (await readJsonBody(context.request, 4096)) as { licenseKey?: unknown; customer?: unknown } | null;
-        const issues = [
-          ...(body === null || typeof body !== "object" ? [{ field: "body", issue: "must be a JSON object" }] : []),
-          ...(body?.licenseKey !== undefined && typeof body.licenseKey !== "string" ? [{ field: "licenseKey", issue: "must be a string" }] : []),
-          ...(body?.customer !== undefined && typeof body.customer !== "string" ? [{ field: "customer", issue: "must be a string" }] : []),
-        ];
-        if (issues.length > 0) throw validationError(issues);
-        const response = await telemetry.addLicenseKey({ licenseKey: (body?.licenseKey as string) ?? "", customer: (body?.customer as string) ?? "" });
+        const body = licenseKeyRequest.safeParse(await readJsonBody(context.request, 4096));
+        if (!body.success) throw validationError(fieldIssues(body.error));
+        const response = await telemetry.addLicenseKey({ licenseKey: body.data.licenseKey ?? "", customer: body.data.customer ?? "" });
         return { status: 201, body: licenseKeyJson(response.key) };
       },
     },

@@ -18,6 +18,7 @@ import { X509Certificate, createHash, verify as cryptoVerify } from "node:crypto
 import forge from "node-forge";
 import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFStream, PDFString, type PDFObject } from "pdf-lib";
 import { ServiceError } from "../core/errors.js";
+import { isPdf } from "../core/file-signature.js";
 import { OID, toDer, type Asn1 } from "./asn1.js";
 
 const { asn1 } = forge;
@@ -107,8 +108,7 @@ export async function verifyPdfSignatures(pdf: Buffer, options: PdfVerifyOptions
 }
 
 async function loadDocument(pdf: Buffer): Promise<{ document: PDFDocument; pages: number }> {
-  const head = pdf.subarray(0, 1024).toString("latin1");
-  if (!head.includes("%PDF-")) {
+  if (!isPdf(pdf)) {
     throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a PDF.");
   }
   try {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { fieldIssues, signRequestSchema } from "./sign-request-schema.js";
+import { signRequestIssues, signRequestSchema } from "./sign-request-schema.js";
 
 const schema = signRequestSchema({ metadataMaxBytes: 64 });
 const valid = {
@@ -10,7 +10,7 @@ const valid = {
 };
 const issues = (body: unknown) => {
   const result = schema.safeParse(body);
-  return result.success ? [] : fieldIssues(result.error);
+  return result.success ? [] : signRequestIssues(result.error);
 };
 const fields = (body: unknown) => issues(body).map((i) => i.field);
 

@@ -2,10 +2,12 @@
  * The rules of a sign request, as the JSON of `POST /v1/sign` spells it. The
  * gateway checks request bodies with {@link signRequestSchema}; SigningService
  * checks gRPC requests with the parts that survive protobuf (signer, audit
- * trail, metadata, eventId). Every problem becomes one `{field, issue}`.
+ * trail, metadata, eventId). Every problem becomes one `{field, issue}`
+ * ({@link signRequestIssues}).
  */
 import { z } from "zod";
 import type { FieldIssue } from "../core/errors.js";
+import { fieldIssues } from "../core/field-issues.js";
 import { normalizeEmail } from "../keys/email-address.js";
 
 export const MAX_AUDIT_EVENTS = 10_000;
@@ -109,19 +111,7 @@ export const verifyRequestSchema = z.strictObject({ document: documentSchema }, 
 export type SignRequestJson = z.output<ReturnType<typeof signRequestSchema>>;
 export type AuditEventJson = z.output<typeof auditEvent>;
 
-/** `{field, issue}` for every problem zod found; `prefix` names where the value sits in the request. */
-export function fieldIssues(error: z.ZodError, prefix = ""): FieldIssue[] {
-  return error.issues.flatMap((issue): FieldIssue[] => {
-    const at = fieldPath([...(prefix ? [prefix] : []), ...issue.path]);
-    if (issue.code === "unrecognized_keys") {
-      const advice = at === "signer" ? "; put application data in metadata" : "";
-      return issue.keys.map((key) => ({ field: fieldPath([...(at ? [at] : []), key]), issue: `is not a known field${advice}` }));
-    }
-    return [{ field: at || "body", issue: issue.message }];
-  });
-}
-
-/** ["auditTrail", 0, "data"] → "auditTrail[0].data". */
-function fieldPath(path: PropertyKey[]): string {
-  return path.reduce<string>((text, part) => (typeof part === "number" ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), "");
+/** The problems of a sign request (or of the part at `prefix`), an unknown signer field pointed to `metadata`. */
+export function signRequestIssues(error: z.ZodError, prefix?: string): FieldIssue[] {
+  return fieldIssues(error, { prefix, unknownFieldAdvice: { signer: "put application data in metadata" } });
 }

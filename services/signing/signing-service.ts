@@ -13,6 +13,7 @@ import {
   type SignResponse,
 } from "../../gen/ts-proto/docservice/v1/signing.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
+import { isPdf, isZip } from "../core/file-signature.js";
 import type { HealthCheck } from "../core/health.js";
 import type { UnaryApi } from "../core/unary-api.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
@@ -20,7 +21,7 @@ import { formatByName } from "../conversion/source-format.js";
 import type { AuditEvent, AuditEventType as EventTypeName } from "./certificate-page.js";
 import { describeCertificate } from "./certificate-description.js";
 import { fetchDocument, type FetchDocumentOptions } from "./document-fetcher.js";
-import { auditTrailSchema, eventIdSchema, fieldIssues, metadataSchema, signerSchema } from "./sign-request-schema.js";
+import { auditTrailSchema, eventIdSchema, metadataSchema, signerSchema, signRequestIssues } from "./sign-request-schema.js";
 import type { SignatureLedger } from "./signature-ledger.js";
 import type { SigningKey } from "./signing-key.js";
 import type { SigningWorkers } from "./signing-workers.js";
@@ -98,9 +99,7 @@ export class SigningService implements SigningApi {
   }
 
   async verify(request: SigningServiceVerifyRequest): Promise<SigningServiceVerifyResponse> {
-    const bytes = await this.documentBytes(request.document);
-    if (!isPdf(bytes)) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a PDF; only signed PDFs can be verified.");
-    const result = await this.deps.workers.verify(bytes);
+    const result = await this.deps.workers.verify(await this.documentBytes(request.document));
     return {
       valid: result.valid,
       reason: result.reason,
@@ -137,7 +136,7 @@ export class SigningService implements SigningApi {
     const issues: FieldIssue[] = [];
     const check = (schema: z.ZodType, value: unknown, field: string) => {
       const result = schema.safeParse(value);
-      if (!result.success) issues.push(...fieldIssues(result.error, field));
+      if (!result.success) issues.push(...signRequestIssues(result.error, field));
     };
     const source = request.document;
     if (!source || (source.content === undefined) === (source.url === undefined)) {
@@ -216,13 +215,4 @@ function eventJson(event: AuditEventMessage) {
     timestamp: event.timestamp?.toISOString(),
     ...(event.data === undefined ? {} : { data: event.data }),
   };
-}
-
-/** PDF readers accept the header anywhere in the first 1024 bytes. */
-function isPdf(bytes: Buffer): boolean {
-  return bytes.subarray(0, 1024).includes("%PDF-");
-}
-
-function isZip(bytes: Buffer): boolean {
-  return bytes.subarray(0, 4).equals(Buffer.from("PK\x03\x04", "binary"));
 }

@@ -4,7 +4,7 @@ import type { Config } from "../core/config.js";
 import type { DataDir } from "../core/data-dir.js";
 import { hostedUnary, type HostedService } from "../core/grpc-host.js";
 import type { Logger } from "../core/logger.js";
-import { connectRedis } from "../core/redis-client.js";
+import { connectRedis, type RedisClient } from "../core/redis-client.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { EmbeddedLicenseKeyStore } from "./embedded-license-key-store.js";
 import { EmbeddedUsageStore } from "./embedded-usage-store.js";
@@ -30,9 +30,14 @@ export interface ProvisionedTelemetry {
 
 type Stop = () => Promise<void>;
 
+/** One Redis connection for the process's telemetry stores, when Redis is configured. */
+function redisOf(config: Config, logger: Logger): RedisClient | undefined {
+  return config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
+}
+
 /** The usage store: Redis when configured, else LMDB in the data directory. */
-function openUsageStore(config: Config, dataDir: DataDir, logger: Logger, stops: Stop[]): UsageStore {
-  const store = config.redisUrl ? new RedisUsageStore(connectRedis(config.redisUrl, logger)) : new EmbeddedUsageStore(dataDir.path("usage"));
+function openUsageStore(redis: RedisClient | undefined, dataDir: DataDir, stops: Stop[]): UsageStore {
+  const store = redis ? new RedisUsageStore(redis) : new EmbeddedUsageStore(dataDir.path("usage"));
   stops.push(() => store.close());
   return store;
 }
@@ -46,10 +51,9 @@ function openUsageStore(config: Config, dataDir: DataDir, logger: Logger, stops:
 export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Logger, withAggregator: boolean): ProvisionedTelemetry {
   const log = logger.child({ service: "telemetry" });
   const stops: Stop[] = [];
-  const usageStore = openUsageStore(config, dataDir, log, stops);
-  const licenseKeys: LicenseKeyStore = config.redisUrl
-    ? new RedisLicenseKeyStore(connectRedis(config.redisUrl, log))
-    : new EmbeddedLicenseKeyStore(dataDir.path("license-keys"));
+  const redis = redisOf(config, log);
+  const usageStore = openUsageStore(redis, dataDir, stops);
+  const licenseKeys: LicenseKeyStore = redis ? new RedisLicenseKeyStore(redis) : new EmbeddedLicenseKeyStore(dataDir.path("license-keys"));
   stops.push(() => licenseKeys.close());
 
   let sink: RecordSink;
@@ -82,7 +86,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
 export function provisionAggregator(config: Config, dataDir: DataDir, logger: Logger): { close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
   const stops: Stop[] = [];
-  const usageStore = openUsageStore(config, dataDir, log, stops);
+  const usageStore = openUsageStore(redisOf(config, log), dataDir, stops);
   const aggregator = startAggregator(config, usageStore, log);
   return {
     close: async () => {

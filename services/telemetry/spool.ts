@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { open, readFile, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { ServiceError } from "../core/errors.js";
-import type { UsageRecord } from "./usage-record.js";
+import { parseUsageRecord, type UsageRecord } from "./usage-record.js";
 
 export interface SpoolOptions {
   /** Total size of the spool files; an append beyond it is refused with 503. */
@@ -91,7 +91,7 @@ export class Spool {
     const lines = text.split("\n");
     lines.pop(); // "" after the last newline, or a torn line that was never acknowledged
     return {
-      records: lines.flatMap((line) => parseRecord(line)),
+      records: lines.map(parseUsageRecord).filter((record) => record !== undefined),
       remove: async () => {
         await rm(file, { force: true });
         this.closed = this.closed.filter((s) => s !== sequence);
@@ -143,11 +143,3 @@ export class Spool {
   }
 }
 
-/** A line that does not parse (damaged on disk) is dropped rather than blocking delivery forever. */
-function parseRecord(line: string): UsageRecord[] {
-  try {
-    return [JSON.parse(line) as UsageRecord];
-  } catch {
-    return [];
-  }
-}

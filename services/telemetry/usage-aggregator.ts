@@ -1,7 +1,7 @@
 import type { Admin, Consumer, Kafka } from "kafkajs";
 import { Gauge, type Registry } from "prom-client";
 import type { Logger } from "../core/logger.js";
-import type { UsageRecord } from "./usage-record.js";
+import { parseUsageRecord } from "./usage-record.js";
 import type { UsageStore } from "./usage-store.js";
 
 export interface UsageAggregatorOptions {
@@ -66,7 +66,7 @@ export class UsageAggregator {
         await this.consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
         await this.consumer.run({
           eachBatch: async ({ batch }) => {
-            const records = batch.messages.flatMap((message) => parseRecord(message.value));
+            const records = batch.messages.flatMap((message) => parseUsageRecord(message.value?.toString("utf8") ?? "") ?? []);
             await this.store.record(records);
           },
         });
@@ -94,13 +94,3 @@ export class UsageAggregator {
   }
 }
 
-/** A message that is not a usage record (written by something else) is skipped, not retried forever. */
-function parseRecord(value: Buffer | null): UsageRecord[] {
-  if (!value) return [];
-  try {
-    const record = JSON.parse(value.toString("utf8")) as UsageRecord;
-    return typeof record.eventId === "string" && typeof record.licenseKey === "string" ? [record] : [];
-  } catch {
-    return [];
-  }
-}

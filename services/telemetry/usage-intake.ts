@@ -1,3 +1,4 @@
+import { withDeadline } from "../core/deadline.js";
 import type { Logger } from "../core/logger.js";
 import type { RecordSink } from "./record-sink.js";
 import type { Spool } from "./spool.js";
@@ -46,7 +47,7 @@ export class UsageIntake {
   async accept(records: UsageRecord[]): Promise<void> {
     if (this.spool.isEmpty && Date.now() >= this.directAfter) {
       try {
-        await withTimeout(this.sink.write(records), this.options.directTimeoutMs);
+        await withDeadline(this.sink.write(records), this.options.directTimeoutMs);
         return;
       } catch (error) {
         if (Date.now() >= this.directAfter) this.logger.warn({ err: (error as Error).message }, "usage sink unavailable; spooling events locally");
@@ -88,10 +89,3 @@ export class UsageIntake {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}

@@ -19,3 +19,17 @@ export interface UsageRecord {
   /** The report's flat metadata; part of what makes a document distinct. */
   metadata: Record<string, string>;
 }
+
+/**
+ * A usage record from its JSON; undefined for anything else (a spool line
+ * damaged on disk, a message someone else wrote to the topic), which is
+ * skipped rather than retried forever.
+ */
+export function parseUsageRecord(json: string): UsageRecord | undefined {
+  try {
+    const record = JSON.parse(json) as UsageRecord;
+    return typeof record?.eventId === "string" && typeof record.licenseKey === "string" ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
