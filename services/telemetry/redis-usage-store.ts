@@ -20,25 +20,43 @@ import type { Usage, UsageStore } from "./usage-store.js";
  */
 const KEY_PREFIX = "ds:usage:key:";
 
-// Per record: remember the eventId (SET NX), and only when it is new add the
-// member to the day and month sets and count the open, so a redelivered or
-// replayed event never counts twice. ARGV: ttl, then 6 values per record.
+// Per record: remember the eventId (SET NX), and only when it is new count it,
+// so a redelivered or replayed event never counts twice. The new records are
+// gathered per set and per license key first, so each set, opens hash and span
+// is written once per batch instead of once per record.
+// ARGV: ttl, then 6 values per record.
 const RECORD = `
 local ttl = ARGV[1]
+local members, opens, spans = {}, {}, {}
 local applied = 0
 for i = 2, #ARGV, 6 do
   if redis.call('SET', 'ds:usage:seen:' .. ARGV[i], '1', 'NX', 'EX', ttl) then
     local base = '${KEY_PREFIX}' .. ARGV[i + 1]
     local day, month, member, openedAt = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
-    redis.call('SADD', base .. ':docs:' .. day, member)
-    redis.call('SADD', base .. ':docs:' .. month, member)
-    redis.call('HINCRBY', base .. ':opens', day, 1)
-    redis.call('HINCRBY', base .. ':opens', month, 1)
-    local span = redis.call('HMGET', base .. ':span', 'first', 'last')
-    if not span[1] or openedAt < span[1] then redis.call('HSET', base .. ':span', 'first', openedAt) end
-    if not span[2] or openedAt > span[2] then redis.call('HSET', base .. ':span', 'last', openedAt) end
+    for _, period in ipairs({ day, month }) do
+      local set = base .. ':docs:' .. period
+      members[set] = members[set] or {}
+      table.insert(members[set], member)
+      opens[base] = opens[base] or {}
+      opens[base][period] = (opens[base][period] or 0) + 1
+    end
+    local span = spans[base]
+    if not span then spans[base] = { openedAt, openedAt }
+    else
+      if openedAt < span[1] then span[1] = openedAt end
+      if openedAt > span[2] then span[2] = openedAt end
+    end
     applied = applied + 1
   end
+end
+for set, list in pairs(members) do redis.call('SADD', set, unpack(list)) end
+for base, periods in pairs(opens) do
+  for period, count in pairs(periods) do redis.call('HINCRBY', base .. ':opens', period, count) end
+end
+for base, span in pairs(spans) do
+  local stored = redis.call('HMGET', base .. ':span', 'first', 'last')
+  if not stored[1] or span[1] < stored[1] then redis.call('HSET', base .. ':span', 'first', span[1]) end
+  if not stored[2] or span[2] > stored[2] then redis.call('HSET', base .. ':span', 'last', span[2]) end
 end
 return applied`;
 
