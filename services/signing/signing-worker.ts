@@ -12,7 +12,7 @@ import { TimestampAuthority } from "./timestamp-authority.js";
 import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 const port = parentPort!;
-const setup = workerData as WorkerSetup;
+const setup = (workerData as { data: WorkerSetup }).data;
 // No roots configured: no chain check (an empty list would distrust every signer).
 const trustedRootsDer = setup.trustedRootsDer.length > 0 ? setup.trustedRootsDer.map(asBuffer) : undefined;
 const timestampAuthority = setup.timestampAuthority && new TimestampAuthority(setup.timestampAuthority);

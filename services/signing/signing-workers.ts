@@ -1,4 +1,5 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startTypeScriptWorker } from "../core/typescript-worker.js";
 import { ServiceError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { PdfVerification } from "./pdf-verifier.js";
@@ -28,7 +29,7 @@ interface PooledWorker {
   startedAt: number;
 }
 
-const WORKER_URL = new URL("./signing-worker.bootstrap.mjs", import.meta.url);
+const WORKER_MODULE = new URL("./signing-worker.ts", import.meta.url);
 /** A worker that dies sooner than this after starting is restarted after {@link RESTART_DELAY_MS}, not at once. */
 const EARLY_DEATH_MS = 5000;
 const RESTART_DELAY_MS = 1000;
@@ -95,7 +96,7 @@ export class SigningWorkers {
       trustedRootsDer: this.options.trustedRootsDer,
       timestampAuthority: this.options.timestampAuthority,
     };
-    const worker: PooledWorker = { thread: new Worker(WORKER_URL, { workerData: setup }), inFlight: 0, startedAt: Date.now() };
+    const worker: PooledWorker = { thread: startTypeScriptWorker(WORKER_MODULE, setup), inFlight: 0, startedAt: Date.now() };
     worker.thread.on("message", (message: FromWorker) => this.onMessage(worker, message));
     worker.thread.on("error", (error) => this.replace(worker, error));
     worker.thread.on("exit", (code) => this.replace(worker, new Error(`signing worker exited with code ${code}`)));

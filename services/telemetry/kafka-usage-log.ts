@@ -1,9 +1,21 @@
-import { Partitioners, type ICustomPartitioner, type Kafka, type Producer } from "kafkajs";
+import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer } from "kafkajs";
 import type { RecordSink } from "./record-sink.js";
 import type { UsageRecord } from "./usage-record.js";
 
-/** Records per produce request: well under Kafka's 1 MB default batch limit at ~300 bytes a record. */
-const MAX_BATCH_RECORDS = 2000;
+/**
+ * Records per produce request: well under Kafka's 1 MB default batch limit at
+ * ~300 bytes a record, and small enough for kafkajs, whose grouping of a
+ * request's records by partition costs time quadratic in their number.
+ */
+const MAX_BATCH_RECORDS = 500;
+/**
+ * Produce requests in flight at once. kafkajs lets an idempotent producer have
+ * one request in flight per broker, so a request waits for the one before it;
+ * several producers (each idempotent) overlap their round trips. Records of
+ * one license key may then land out of order, which counting does not mind:
+ * sets, sums and first/last seen do not depend on order.
+ */
+const PRODUCERS = 3;
 
 interface Waiting {
   records: UsageRecord[];
@@ -12,22 +24,70 @@ interface Waiting {
 }
 
 /**
- * Writes usage records to the Kafka topic with an idempotent producer and
- * acks=all, keyed by license key (one key's events stay in order on one
- * partition). Writes that arrive while a produce request is in flight are
- * sent together in the next one, so throughput grows with load instead of
- * paying a round trip per report.
+ * Writes usage records to the Kafka topic with idempotent producers and
+ * acks=all, keyed by license key (one key's events share a partition).
+ * Writes that arrive while every producer has a request in flight are sent
+ * together in the next one, so throughput grows with load instead of paying a
+ * round trip per report.
  */
 export class KafkaUsageLog implements RecordSink {
-  private readonly producer: Producer;
-  private connected: Promise<void> | undefined;
+  private readonly slots: ProducerSlot[];
+  private readonly idle: ProducerSlot[];
   private waiting: Waiting[] = [];
-  private sending = false;
 
   constructor(
     kafka: Kafka,
     private readonly topic: string,
   ) {
+    this.slots = Array.from({ length: PRODUCERS }, () => new ProducerSlot(kafka));
+    this.idle = [...this.slots];
+  }
+
+  write(records: UsageRecord[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ records, resolve, reject });
+      const slot = this.idle.pop();
+      if (slot) void this.send(slot);
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => slot.producer.disconnect()));
+  }
+
+  private async send(slot: ProducerSlot): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.takeBatch();
+      try {
+        await slot.send(
+          this.topic,
+          batch.flatMap((entry) => entry.records.map((record) => ({ key: record.licenseKey, value: JSON.stringify(record) }))),
+        );
+        batch.forEach((entry) => entry.resolve());
+      } catch (error) {
+        batch.forEach((entry) => entry.reject(error));
+      }
+    }
+    this.idle.push(slot);
+  }
+
+  private takeBatch(): Waiting[] {
+    let count = 0;
+    let taken = 0;
+    while (taken < this.waiting.length && (taken === 0 || count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS)) {
+      count += this.waiting[taken].records.length;
+      taken++;
+    }
+    return this.waiting.splice(0, taken);
+  }
+}
+
+/** One idempotent producer, connected on first use and again after a disconnect. */
+class ProducerSlot {
+  readonly producer: Producer;
+  private connected: Promise<void> | undefined;
+
+  constructor(kafka: Kafka) {
     this.producer = kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
@@ -39,46 +99,15 @@ export class KafkaUsageLog implements RecordSink {
     });
   }
 
-  write(records: UsageRecord[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ records, resolve, reject });
-      if (!this.sending) void this.send();
-    });
-  }
-
-  async close(): Promise<void> {
-    await this.producer.disconnect();
-  }
-
-  private async send(): Promise<void> {
-    this.sending = true;
-    while (this.waiting.length > 0) {
-      const batch = this.takeBatch();
-      try {
-        this.connected ??= this.producer.connect();
-        await this.connected;
-        await this.producer.send({
-          topic: this.topic,
-          acks: -1,
-          messages: batch.flatMap((entry) => entry.records.map((record) => ({ key: record.licenseKey, value: JSON.stringify(record) }))),
-        });
-        batch.forEach((entry) => entry.resolve());
-      } catch (error) {
-        this.connected = undefined;
-        batch.forEach((entry) => entry.reject(error));
-      }
+  async send(topic: string, messages: Message[]): Promise<void> {
+    try {
+      this.connected ??= this.producer.connect();
+      await this.connected;
+      await this.producer.send({ topic, acks: -1, messages });
+    } catch (error) {
+      this.connected = undefined;
+      throw error;
     }
-    this.sending = false;
-  }
-
-  private takeBatch(): Waiting[] {
-    let count = 0;
-    let taken = 0;
-    while (taken < this.waiting.length && (taken === 0 || count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS)) {
-      count += this.waiting[taken].records.length;
-      taken++;
-    }
-    return this.waiting.splice(0, taken);
   }
 }
 

@@ -1,5 +1,4 @@
 import type { Admin, Consumer, Kafka } from "kafkajs";
-import { Gauge, type Registry } from "prom-client";
 import type { Logger } from "../core/logger.js";
 import { parseUsageRecord } from "./usage-record.js";
 import type { UsageStore } from "./usage-store.js";
@@ -7,8 +6,8 @@ import type { UsageStore } from "./usage-store.js";
 export interface UsageAggregatorOptions {
   topic: string;
   groupId: string;
-  /** Where the consumer-lag gauge is registered. */
-  metrics: Registry;
+  /** Called every few seconds with the records in Kafka not yet applied, summed over partitions. */
+  reportLag(records: number): void;
 }
 
 const LAG_INTERVAL_MS = 5000;
@@ -26,13 +25,12 @@ const RESTART_DELAY_MS = 2000;
  * The Kafka consumer group that turns usage records into exact counts in the
  * usage store. A batch is committed only after the store applied it, so a
  * crash re-delivers it; the store applies each eventId once, so nothing is
- * counted twice. Lag (records not yet applied) is exported as
- * `docservice_usage_consumer_lag`.
+ * counted twice. Lag (records not yet applied) is measured every few
+ * seconds and handed to `reportLag`.
  */
 export class UsageAggregator {
   private readonly consumer: Consumer;
   private readonly admin: Admin;
-  private readonly lag: Gauge;
   private readonly lagTimer: NodeJS.Timeout;
   private stopped = false;
 
@@ -49,11 +47,6 @@ export class UsageAggregator {
       retry: { retries: 5, initialRetryTime: 200 },
     });
     this.admin = kafka.admin();
-    this.lag = new Gauge({
-      name: "docservice_usage_consumer_lag",
-      help: "Usage records in Kafka not yet applied to the usage store, summed over partitions.",
-      registers: [options.metrics],
-    });
     this.consumer.on(this.consumer.events.CRASH, (event) => {
       if (!event.payload.restart && !this.stopped) setTimeout(() => void this.run(), RESTART_DELAY_MS).unref();
     });
@@ -100,7 +93,7 @@ export class UsageAggregator {
         this.admin.fetchOffsets({ groupId: this.options.groupId, topics: [this.options.topic] }),
       ]);
       const done = new Map(committed[0]?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
-      this.lag.set(ends.reduce((total, p) => total + Number(p.high) - Math.max(0, done.get(p.partition) ?? 0), 0));
+      this.options.reportLag(ends.reduce((total, p) => total + Number(p.high) - Math.max(0, done.get(p.partition) ?? 0), 0));
     } catch {
       // the broker is down: keep the last value; the intake logs the outage
     }

@@ -1,0 +1,103 @@
+import type { Worker } from "node:worker_threads";
+import type { Logger } from "../core/logger.js";
+import { startTypeScriptWorker } from "../core/typescript-worker.js";
+import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
+import type { RecordSink } from "./record-sink.js";
+import type { UsageRecord } from "./usage-record.js";
+
+const THREAD_MODULE = new URL("./kafka-thread.ts", import.meta.url);
+const RESTART_DELAY_MS = 1000;
+const CLOSE_TIMEOUT_MS = 15_000;
+
+interface Waiting {
+  records: UsageRecord[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The Kafka producer (and, in one-process mode, the aggregator) on a worker
+ * thread (`kafka-thread.ts`). Writes made in the same turn of the event loop
+ * travel to the thread as one message and resolve once Kafka acknowledged
+ * them. If the thread dies, its unanswered writes fail (the intake spools
+ * them) and a new thread starts.
+ */
+export class KafkaThread implements RecordSink {
+  private thread: Worker;
+  private queued: Waiting[] = [];
+  private readonly sent = new Map<number, Waiting[]>();
+  private nextBatchId = 1;
+  private closing = false;
+  /** False between a thread's exit and its replacement: writes then fail at once. */
+  private alive = false;
+
+  constructor(
+    private readonly setup: KafkaThreadSetup,
+    private readonly logger: Logger,
+    private readonly reportLag: (records: number) => void,
+  ) {
+    this.thread = this.spawn();
+  }
+
+  write(records: UsageRecord[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.queued.push({ records, resolve, reject }) === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const thread = this.thread;
+    const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
+    thread.postMessage({ type: "close" } satisfies ToKafkaThread);
+    const timer = setTimeout(() => void thread.terminate(), CLOSE_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private flush(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (!this.alive) {
+      const error = new Error("the kafka thread is restarting");
+      return batch.forEach((entry) => entry.reject(error));
+    }
+    const batchId = this.nextBatchId++;
+    this.sent.set(batchId, batch);
+    this.thread.postMessage({ type: "write", batchId, records: batch.flatMap((entry) => entry.records) } satisfies ToKafkaThread);
+  }
+
+  private spawn(): Worker {
+    const thread = startTypeScriptWorker(THREAD_MODULE, this.setup);
+    this.alive = true;
+    thread.on("message", (message: FromKafkaThread) => this.onMessage(message));
+    thread.on("error", (error) => this.logger.error({ err: error }, "kafka thread failed"));
+    thread.on("exit", (code) => this.onExit(thread, code));
+    return thread;
+  }
+
+  private onMessage(message: FromKafkaThread): void {
+    if (message.type === "lag") return this.reportLag(message.records);
+    if (message.type !== "written") return;
+    const batch = this.sent.get(message.batchId);
+    this.sent.delete(message.batchId);
+    const error = message.error === undefined ? undefined : new Error(message.error);
+    for (const entry of batch ?? []) {
+      if (error) entry.reject(error);
+      else entry.resolve();
+    }
+  }
+
+  private onExit(thread: Worker, code: number): void {
+    if (thread !== this.thread) return;
+    this.alive = false;
+    const error = new Error(`the kafka thread exited (code ${code})`);
+    for (const batch of this.sent.values()) batch.forEach((entry) => entry.reject(error));
+    this.sent.clear();
+    if (this.closing) return;
+    this.logger.error({ code }, "kafka thread exited; starting a new one");
+    setTimeout(() => {
+      if (!this.closing) this.thread = this.spawn();
+    }, RESTART_DELAY_MS).unref();
+  }
+}
