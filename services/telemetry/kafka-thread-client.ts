@@ -2,18 +2,12 @@ import type { Worker } from "node:worker_threads";
 import type { Logger } from "../core/logger.js";
 import { startTypeScriptWorker } from "../core/typescript-worker.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
-import type { RecordSink } from "./record-sink.js";
+import type { PendingWrite, RecordSink } from "./record-sink.js";
 import type { UsageRecord } from "./usage-record.js";
 
 const THREAD_MODULE = new URL("./kafka-thread.ts", import.meta.url);
 const RESTART_DELAY_MS = 1000;
 const CLOSE_TIMEOUT_MS = 15_000;
-
-interface Waiting {
-  records: UsageRecord[];
-  resolve(): void;
-  reject(error: unknown): void;
-}
 
 /**
  * The Kafka producer (and, in one-process mode, the aggregator) on a worker
@@ -24,8 +18,8 @@ interface Waiting {
  */
 export class KafkaThread implements RecordSink {
   private thread: Worker;
-  private queued: Waiting[] = [];
-  private readonly sent = new Map<number, Waiting[]>();
+  private queued: PendingWrite[] = [];
+  private readonly sent = new Map<number, PendingWrite[]>();
   private nextBatchId = 1;
   private closing = false;
   /** False between a thread's exit and its replacement: writes then fail at once. */

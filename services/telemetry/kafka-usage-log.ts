@@ -1,5 +1,5 @@
 import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer } from "kafkajs";
-import type { RecordSink } from "./record-sink.js";
+import type { PendingWrite, RecordSink } from "./record-sink.js";
 import type { UsageRecord } from "./usage-record.js";
 
 /**
@@ -17,12 +17,6 @@ const MAX_BATCH_RECORDS = 500;
  */
 const PRODUCERS = 3;
 
-interface Waiting {
-  records: UsageRecord[];
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
 /**
  * Writes usage records to the Kafka topic with idempotent producers and
  * acks=all, keyed by license key (one key's events share a partition).
@@ -33,7 +27,7 @@ interface Waiting {
 export class KafkaUsageLog implements RecordSink {
   private readonly slots: ProducerSlot[];
   private readonly idle: ProducerSlot[];
-  private waiting: Waiting[] = [];
+  private waiting: PendingWrite[] = [];
 
   constructor(
     kafka: Kafka,
@@ -71,7 +65,7 @@ export class KafkaUsageLog implements RecordSink {
     this.idle.push(slot);
   }
 
-  private takeBatch(): Waiting[] {
+  private takeBatch(): PendingWrite[] {
     let count = 0;
     let taken = 0;
     while (taken < this.waiting.length && (taken === 0 || count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS)) {
