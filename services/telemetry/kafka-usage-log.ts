@@ -37,16 +37,24 @@ export class KafkaUsageLog implements RecordSink {
     this.idle = [...this.slots];
   }
 
+  /** Many records are cut into requests of MAX_BATCH_RECORDS, so idle producers send them side by side. */
   write(records: UsageRecord[]): Promise<void> {
+    if (records.length <= MAX_BATCH_RECORDS) return this.enqueue(records);
+    const parts: Array<Promise<void>> = [];
+    for (let i = 0; i < records.length; i += MAX_BATCH_RECORDS) parts.push(this.enqueue(records.slice(i, i + MAX_BATCH_RECORDS)));
+    return Promise.all(parts).then(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => slot.producer.disconnect()));
+  }
+
+  private enqueue(records: UsageRecord[]): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ records, resolve, reject });
       const slot = this.idle.pop();
       if (slot) void this.send(slot);
     });
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => slot.producer.disconnect()));
   }
 
   private async send(slot: ProducerSlot): Promise<void> {
@@ -68,7 +76,7 @@ export class KafkaUsageLog implements RecordSink {
   private takeBatch(): PendingWrite[] {
     let count = 0;
     let taken = 0;
-    while (taken < this.waiting.length && (taken === 0 || count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS)) {
+    while (taken < this.waiting.length && count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS) {
       count += this.waiting[taken].records.length;
       taken++;
     }

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Kafka, logLevel, Partitioners, type Producer } from "kafkajs";
 import { launchBrowser } from "../support/browser.js";
-import { startKafka, type KafkaBroker } from "../support/kafka.js";
+import { readMessages, startKafka, type KafkaBroker } from "../support/kafka.js";
 
 describe("kafka", () => {
   let kafka: KafkaBroker;
@@ -33,7 +33,7 @@ describe("kafka", () => {
     const afterRestart = [{ key: "license-0", value: "after-restart" }];
 
     await withProducer(client, (producer) => producer.send({ topic, acks: -1, messages: before }));
-    assert.deepEqual(await readAll(client, topic, `group-a-${topic}`, before.length), before.map((m) => m.value));
+    assert.deepEqual(await readMessages(client, topic, `group-a-${topic}`, before.length), before.map((m) => m.value));
 
     const stopped = Date.now();
     await kafka.stop();
@@ -43,9 +43,9 @@ describe("kafka", () => {
     // A new group sees what was written before the restart, and what is written after.
     await withProducer(client, (producer) => producer.send({ topic, acks: -1, messages: afterRestart }));
     const all = [...before, ...afterRestart].map((m) => m.value);
-    assert.deepEqual(await readAll(client, topic, `group-b-${topic}`, all.length), all);
+    assert.deepEqual(await readMessages(client, topic, `group-b-${topic}`, all.length), all);
     // The first group's committed offsets survived too: it gets only the new message.
-    assert.deepEqual(await readAll(client, topic, `group-a-${topic}`, 1), ["after-restart"]);
+    assert.deepEqual(await readMessages(client, topic, `group-a-${topic}`, 1), ["after-restart"]);
   });
 });
 
@@ -61,34 +61,6 @@ async function withProducer(client: Kafka, use: (producer: Producer) => Promise<
   } finally {
     await producer.disconnect();
   }
-}
-
-/** Joins `groupId`, reads `count` messages from where the group left off (or the start), commits, leaves. */
-async function readAll(client: Kafka, topic: string, groupId: string, count: number): Promise<string[]> {
-  const consumer = client.consumer({ groupId });
-  const values: string[] = [];
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${values.length} of ${count} messages in 20 s`)), 20_000);
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            values.push(message.value?.toString() ?? "");
-            if (values.length >= count) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    // Offsets of the messages processed so far are committed on disconnect.
-    await consumer.disconnect();
-  }
-  return values;
 }
 
 describe("chromium", () => {

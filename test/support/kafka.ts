@@ -139,3 +139,31 @@ async function brokerReady(brokers: string[]): Promise<boolean> {
     await Promise.all([admin.disconnect(), producer.disconnect()]);
   }
 }
+
+/** Joins `groupId`, reads `count` messages from where the group left off (or the start), commits, leaves. */
+export async function readMessages(client: Kafka, topic: string, groupId: string, count: number): Promise<string[]> {
+  const consumer = client.consumer({ groupId });
+  const values: string[] = [];
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`read ${values.length} of ${count} messages in 20 s`)), 20_000);
+      consumer
+        .run({
+          eachMessage: async ({ message }) => {
+            values.push(message.value?.toString() ?? "");
+            if (values.length >= count) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+  } finally {
+    // Offsets of the messages processed so far are committed on disconnect.
+    await consumer.disconnect();
+  }
+  return values;
+}

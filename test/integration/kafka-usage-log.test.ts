@@ -1,0 +1,63 @@
+// KafkaUsageLog against a real Kafka 3.9 (KRaft): a write resolves only once
+// every one of its records is in the topic, however many produce requests it
+// was cut into, and no record is written twice.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import type { Admin, Kafka } from "kafkajs";
+import { createLogger } from "../../services/core/logger.js";
+import { kafkaClient } from "../../services/telemetry/kafka-client.js";
+import { KafkaUsageLog } from "../../services/telemetry/kafka-usage-log.js";
+import { parseUsageRecord, type UsageRecord } from "../../services/telemetry/usage-record.js";
+import { readMessages, startKafka, type KafkaBroker } from "../support/kafka.js";
+
+const record = (licenseKey: string, n: number): UsageRecord => ({
+  eventId: randomUUID(),
+  licenseKey,
+  documentId: `doc-${n}`,
+  documentCreatedAt: null,
+  openedAt: new Date().toISOString(),
+  receivedAt: new Date().toISOString(),
+  libraryVersion: "1.0.0",
+  hostname: "example.test",
+  metadata: { n: String(n) },
+});
+
+describe("KafkaUsageLog", () => {
+  let kafka: KafkaBroker;
+  let client: Kafka;
+  let admin: Admin;
+  before(async () => {
+    kafka = await startKafka();
+    client = kafkaClient(kafka.brokers, "kafka-usage-log-test", createLogger("error"));
+    admin = client.admin();
+    await admin.connect();
+  });
+  after(async () => {
+    await admin?.disconnect();
+    await kafka?.stop();
+  });
+
+  const messagesIn = async (topic: string) => (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high), 0);
+
+  test("a write larger than one produce request, with small writes beside it: all durable on resolve, each record once", async () => {
+    const topic = `usage-log-${Date.now()}`;
+    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    const log = new KafkaUsageLog(client, topic);
+    try {
+      const large = Array.from({ length: 5000 }, (_, n) => record("license-large", n));
+      const small = Array.from({ length: 30 }, (_, n) => [record(`license-${n % 4}`, n)]);
+      await log.write(large);
+      assert.equal(await messagesIn(topic), large.length, "the large write resolved before all its records were in the topic");
+      await Promise.all(small.map((records) => log.write(records)));
+      const written = [...large, ...small.flat()];
+      assert.equal(await messagesIn(topic), written.length);
+
+      const read = (await readMessages(client, topic, `reader-${topic}`, written.length)).map((value) => parseUsageRecord(value));
+      assert.deepEqual(read.map((r) => r?.eventId).sort(), written.map((r) => r.eventId).sort());
+      assert.deepEqual(read.find((r) => r?.eventId === large[4321].eventId), large[4321]);
+    } finally {
+      await log.close();
+    }
+  });
+});
