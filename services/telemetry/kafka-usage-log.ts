@@ -39,7 +39,6 @@ export class KafkaUsageLog implements RecordSink {
 
   /** Many records are cut into requests of MAX_BATCH_RECORDS, so idle producers send them side by side. */
   write(records: UsageRecord[]): Promise<void> {
-    if (records.length <= MAX_BATCH_RECORDS) return this.enqueue(records);
     const parts: Array<Promise<void>> = [];
     for (let i = 0; i < records.length; i += MAX_BATCH_RECORDS) parts.push(this.enqueue(records.slice(i, i + MAX_BATCH_RECORDS)));
     return Promise.all(parts).then(() => undefined);
@@ -76,7 +75,7 @@ export class KafkaUsageLog implements RecordSink {
   private takeBatch(): PendingWrite[] {
     let count = 0;
     let taken = 0;
-    while (taken < this.waiting.length && count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS) {
+    while (taken < this.waiting.length && (taken === 0 || count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS)) {
       count += this.waiting[taken].records.length;
       taken++;
     }
