@@ -107,22 +107,25 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   async function handle(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> {
     const started = performance.now();
-    const url = new URL(request.url ?? "/", "http://gateway");
-    const candidates = routesByPath.get(url.pathname);
+    const target = request.url ?? "/";
+    const queryAt = target.indexOf("?");
+    const pathname = queryAt < 0 ? target : target.slice(0, queryAt);
+    const candidates = routesByPath.get(pathname);
     const route = candidates?.find((r) => r.method === request.method);
-    const label = candidates ? url.pathname : procedures.has(url.pathname) ? url.pathname : ["/metrics", "/openapi.json"].includes(url.pathname) ? url.pathname : "unmatched";
+    const label = candidates || procedures.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" ? pathname : "unmatched";
     inFlight++;
     if (closing) response.setHeader("Connection", "close");
     response.on("finish", () => {
       inFlight--;
       const seconds = (performance.now() - started) / 1000;
       metrics.observe(request.method ?? "", label, response.statusCode, seconds);
-      logger.info({ requestId, method: request.method, path: url.pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 }, "request");
+      logger.info({ requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 }, "request");
       if (closing) server.closeIdleConnections();
     });
 
     if (route) {
-      const reply = await answer({ request, url, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route);
+      const query = new URLSearchParams(queryAt < 0 ? "" : target.slice(queryAt + 1));
+      const reply = await answer({ request, query, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route);
       return sendReply(response, route.cors ? { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } } : reply, requestId);
     }
     if (request.method === "OPTIONS" && candidates?.some((r) => r.cors)) {
@@ -130,13 +133,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }
     if (candidates) {
       const allowed = candidates.map((r) => r.method).join(", ");
-      const error = errorReply(new ServiceError("METHOD_NOT_ALLOWED", `${url.pathname} accepts ${allowed}.`), requestId);
+      const error = errorReply(new ServiceError("METHOD_NOT_ALLOWED", `${pathname} accepts ${allowed}.`), requestId);
       return sendReply(response, { ...error, headers: { ...error.headers, Allow: allowed } }, requestId);
     }
     response.setHeader("X-Request-Id", requestId);
-    if (url.pathname === "/openapi.json" && request.method === "GET") {
+    if (pathname === "/openapi.json" && request.method === "GET") {
       response.writeHead(200, { "Content-Type": "application/json; charset=utf-8" }).end(openApi);
-    } else if (url.pathname === "/metrics" && request.method === "GET") {
+    } else if (pathname === "/metrics" && request.method === "GET") {
       // merged per scrape: backend metrics may be registered after the gateway started
       const exposed = Registry.merge([metrics.registry, serviceMetrics]);
       response.writeHead(200, { "Content-Type": exposed.contentType }).end(await exposed.metrics());

@@ -4,7 +4,8 @@ import type { Reply } from "./reply.js";
 
 export interface RequestContext {
   request: IncomingMessage;
-  url: URL;
+  /** The query string's parameters. */
+  query: URLSearchParams;
   requestId: string;
   clientIp: string;
   /** For routes with `auth: "bearer"`: the API key presented, and who it belongs to. */
@@ -43,5 +44,5 @@ export interface Route {
 
 /** The value of a query parameter, "" when absent. */
 export function queryValue(context: RequestContext, name: string): string {
-  return context.url.searchParams.get(name) ?? "";
+  return context.query.get(name) ?? "";
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { LicenseKey } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { validationError } from "../core/errors.js";
 import { fieldIssues } from "../core/field-issues.js";
-import { collectRequestSchema } from "../telemetry/collect-request-schema.js";
+import { collectRequestJsonSchema, parseCollectRequest } from "../telemetry/collect-request-schema.js";
 import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { readJsonBody } from "./json-body.js";
 import { queryValue, type Route } from "./route.js";
@@ -36,7 +36,6 @@ const countsSchema = (key: string) => ({
 
 /** /v1/collect (public, CORS), /v1/usage and /v1/admin/license-keys (admin token). */
 export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBytes: number }): Route[] {
-  const schema = collectRequestSchema(limits);
   return [
     {
       method: "POST",
@@ -47,32 +46,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
         "Answered 202 once the events are durable. Callable cross-origin (CORS, no credentials).",
       auth: "none",
       cors: true,
-      requestBody: {
-        contentType: "application/json",
-        schema: {
-          type: "object",
-          required: ["events"],
-          properties: {
-            libraryVersion: { type: "string", description: "Also accepted as `superdocVersion`." },
-            browserInfo: { type: "object" },
-            metadata: { type: "object", additionalProperties: { type: ["string", "number", "boolean"] } },
-            events: {
-              type: "array",
-              minItems: 1,
-              maxItems: 100,
-              items: {
-                type: "object",
-                required: ["timestamp", "documentId"],
-                properties: {
-                  timestamp: { type: "string", format: "date-time" },
-                  documentId: { type: "string", maxLength: 128 },
-                  documentCreatedAt: { type: ["string", "null"] },
-                },
-              },
-            },
-          },
-        },
-      },
+      requestBody: { contentType: "application/json", schema: collectRequestJsonSchema },
       successStatus: 202,
       responseSchema: { type: "object", required: ["accepted"], properties: { accepted: { type: "integer" } } },
       errors: {
@@ -83,9 +57,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
         503: "The events cannot be stored right now (Kafka away and the local spool full); see Retry-After.",
       },
       async handle(context) {
-        const result = schema.safeParse(await readJsonBody(context.request, COLLECT_MAX_BODY_BYTES));
-        if (!result.success) throw validationError(fieldIssues(result.error));
-        const body = result.data;
+        const body = parseCollectRequest(await readJsonBody(context.request, COLLECT_MAX_BODY_BYTES), limits);
         const header = context.request.headers["x-license-key"];
         const response = await telemetry.collect({
           licenseKey: (Array.isArray(header) ? header[0] : header)?.trim() ?? "",

@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ServiceError } from "../core/errors.js";
+import { parseCollectRequest } from "./collect-request-schema.js";
+
+const limits = { metadataMaxBytes: 200 };
+const event = { timestamp: "2026-11-21T09:30:00.000Z", documentId: "HASH-1", documentCreatedAt: null };
+
+function issues(body: unknown): Array<{ field: string; issue: string }> {
+  try {
+    parseCollectRequest(body, limits);
+  } catch (error) {
+    assert.ok(error instanceof ServiceError && error.code === "VALIDATION_ERROR", String(error));
+    return error.details!;
+  }
+  assert.fail("the body was accepted");
+}
+
+test("a reference-client report is accepted, with defaults for what a non-browser client leaves out", () => {
+  const parsed = parseCollectRequest({ superdocVersion: "0.20.0", extra: true, events: [{ timestamp: event.timestamp, documentId: "HASH-1", more: 1 }] }, limits);
+  assert.deepEqual(parsed.browserInfo, { userAgent: "", currentUrl: "", hostname: "", screenSize: { width: 0, height: 0 } });
+  assert.deepEqual(parsed.metadata, {});
+  assert.equal(parsed.events[0].documentCreatedAt, null);
+  assert.equal(parsed.superdocVersion, "0.20.0");
+});
+
+test("metadata values become strings; dates and times of any precision are accepted as documentCreatedAt", () => {
+  const parsed = parseCollectRequest(
+    {
+      libraryVersion: "1",
+      metadata: { seats: 5, trial: false, plan: "pro" },
+      events: ["2011-11-24T13:24:12.00Z", "2011-11-24", "2011-11-24T13:24+01:00"].map((documentCreatedAt) => ({ ...event, documentCreatedAt })),
+    },
+    limits,
+  );
+  assert.deepEqual(parsed.metadata, { seats: "5", trial: "false", plan: "pro" });
+});
+
+test("every problem is named by its path in the JSON", () => {
+  assert.deepEqual(
+    issues({ libraryVersion: 2, browserInfo: { screenSize: { width: "wide" } }, metadata: { nested: { a: 1 } }, events: [{ ...event, timestamp: "2026-11-21T09:30:00Z" }, { documentCreatedAt: 5 }] }).map((i) => i.field),
+    ["libraryVersion", "browserInfo.screenSize.width", "metadata.nested", "events[0].timestamp", "events[1].timestamp", "events[1].documentId", "events[1].documentCreatedAt"],
+  );
+  assert.deepEqual(issues([event]), [{ field: "body", issue: "must be object" }]);
+  assert.deepEqual(issues({ events: [event] }), [{ field: "libraryVersion", issue: "is required (or superdocVersion)" }]);
+  assert.match(issues({ libraryVersion: "1", events: [{ ...event, timestamp: "2026-13-01T00:00:00.000Z" }] })[0].issue, /ISO 8601 time with milliseconds/);
+  assert.deepEqual(issues({ libraryVersion: "1", events: [] }).map((i) => i.field), ["events"]);
+  assert.deepEqual(issues({ libraryVersion: "1", events: Array.from({ length: 101 }, () => event) }).map((i) => i.field), ["events"]);
+  assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentId: "x".repeat(129) }] }).map((i) => i.field), ["events[0].documentId"]);
+  assert.deepEqual(issues({ libraryVersion: "1", metadata: { pad: "x".repeat(300) }, events: [event] }), [{ field: "metadata", issue: "must be at most 200 bytes as JSON" }]);
+});
