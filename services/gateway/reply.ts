@@ -14,19 +14,13 @@ export interface Reply {
 export function sendReply(res: ServerResponse, reply: Reply, requestId: string): void {
   const raw = reply.contentType !== undefined;
   const payload = raw ? (reply.body as Buffer) : JSON.stringify(reply.body);
-  // A flat [name, value, ...] list: writeHead then skips copying an object's keys.
-  const headers: Array<string | number> = [
-    "X-Request-Id",
-    requestId,
-    "Content-Type",
-    raw ? reply.contentType! : "application/json; charset=utf-8",
-    "Content-Length",
-    Buffer.byteLength(payload),
-    "Cache-Control",
-    "no-store",
-  ];
-  for (const name in reply.headers) headers.push(name, reply.headers[name]);
-  res.writeHead(reply.status, headers as string[]);
+  res.writeHead(reply.status, {
+    ...reply.headers,
+    "X-Request-Id": requestId,
+    "Content-Type": raw ? reply.contentType! : "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(payload),
+    "Cache-Control": "no-store",
+  });
   res.end(payload);
 }
 

@@ -83,22 +83,16 @@ const validate = ajv.compile<CollectRequestJson>(collectRequestJsonSchema);
 
 /** The body as CollectRequestJson, or a VALIDATION_ERROR naming every problem. Fills in defaults in place. */
 export function parseCollectRequest(body: unknown, limits: { metadataMaxBytes: number }): CollectRequestJson {
-  const issues: FieldIssue[] = validate(body) ? [] : (validate.errors ?? []).map(fieldIssue);
-  if (issues.length === 0) {
-    const request = body as CollectRequestJson;
-    if (request.libraryVersion === undefined && request.superdocVersion === undefined) {
-      issues.push({ field: "libraryVersion", issue: "is required (or superdocVersion)" });
-    }
-    const metadata = request.metadata as Record<string, string | number | boolean>;
-    if (Buffer.byteLength(JSON.stringify(metadata)) > limits.metadataMaxBytes) {
-      issues.push({ field: "metadata", issue: `must be at most ${limits.metadataMaxBytes} bytes as JSON` });
-    }
-    if (issues.length === 0) {
-      for (const key in metadata) if (typeof metadata[key] !== "string") metadata[key] = String(metadata[key]);
-      return request;
-    }
+  if (!validate(body)) throw validationError((validate.errors ?? []).map(fieldIssue));
+  const issues: FieldIssue[] = [];
+  if (body.libraryVersion === undefined && body.superdocVersion === undefined) issues.push({ field: "libraryVersion", issue: "is required (or superdocVersion)" });
+  const metadata = body.metadata as Record<string, string | number | boolean>;
+  if (Buffer.byteLength(JSON.stringify(metadata)) > limits.metadataMaxBytes) {
+    issues.push({ field: "metadata", issue: `must be at most ${limits.metadataMaxBytes} bytes as JSON` });
   }
-  throw validationError(issues);
+  if (issues.length > 0) throw validationError(issues);
+  for (const key in metadata) if (typeof metadata[key] !== "string") metadata[key] = String(metadata[key]);
+  return body;
 }
 
 /** "/events/0/timestamp" → "events[0].timestamp"; the whole body is "body". */
