@@ -2,19 +2,26 @@ import type { Worker } from "node:worker_threads";
 import type { Logger } from "../core/logger.js";
 import { startTypeScriptWorker } from "../core/typescript-worker.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
-import type { PendingWrite, RecordSink } from "./record-sink.js";
+import type { RecordSink } from "./record-sink.js";
 import type { UsageRecord } from "./usage-record.js";
+
+/** A write waiting to travel to the thread with others, and how to answer its caller. */
+interface PendingWrite {
+  records: UsageRecord[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
 
 const THREAD_MODULE = new URL("./kafka-thread.ts", import.meta.url);
 const RESTART_DELAY_MS = 1000;
 const CLOSE_TIMEOUT_MS = 15_000;
 
 /**
- * The Kafka producer (and, in one-process mode, the aggregator) on a worker
- * thread (`kafka-thread.ts`). Writes made in the same turn of the event loop
- * travel to the thread as one message and resolve once Kafka acknowledged
- * them. If the thread dies, its unanswered writes fail (the intake spools
- * them) and a new thread starts.
+ * A worker thread (`kafka-thread.ts`) running the Kafka producer or, in
+ * one-process mode, the usage aggregator. Writes to the producer made in the
+ * same turn of the event loop travel to the thread as one message and resolve
+ * once Kafka acknowledged them. If the thread dies, its unanswered writes fail
+ * (the intake spools them) and a new thread starts.
  */
 export class KafkaThread implements RecordSink {
   private thread: Worker;

@@ -1,11 +1,11 @@
 import type { Config } from "../core/config.js";
 import type { UsageRecord } from "./usage-record.js";
 
-/** What the Kafka thread is started with. */
+/** What a Kafka thread is started with. */
 export interface KafkaThreadSetup {
   config: Config;
-  /** Also run the usage aggregator (the consumer group) on the thread. */
-  withAggregator: boolean;
+  /** The producer writing accepted records, or the usage aggregator (the consumer group counting them). */
+  role: "producer" | "aggregator";
 }
 
 export type ToKafkaThread = { type: "write"; batchId: number; records: UsageRecord[] } | { type: "close" };

@@ -1,8 +1,9 @@
 // The Kafka side of telemetry on a worker thread of its own (see KafkaThread):
-// the producer writing accepted records, and, when asked, the aggregator
-// consuming them into the usage store. Encoding and decoding Kafka record
-// batches costs more CPU per event than accepting the report, and here it
-// does not hold up the thread answering HTTP requests.
+// the producer writing accepted records, or, in one-process mode, the
+// aggregator consuming them into the usage store. Encoding and decoding Kafka
+// record batches costs more CPU per event than accepting the report, and here
+// it does not hold up the thread answering HTTP requests; on threads of their
+// own, the aggregator's batches do not hold up the producer's round trips.
 import { parentPort, workerData } from "node:worker_threads";
 import { DataDir } from "../core/data-dir.js";
 import { createLogger } from "../core/logger.js";
@@ -12,14 +13,18 @@ import { KafkaUsageLog } from "./kafka-usage-log.js";
 import { openUsageStore, redisOf } from "./open-usage-store.js";
 import { UsageAggregator } from "./usage-aggregator.js";
 
-const { config, withAggregator } = (workerData as { data: KafkaThreadSetup }).data;
-const logger = createLogger(config.logLevel).child({ service: "telemetry", thread: "kafka" });
+const { config, role } = (workerData as { data: KafkaThreadSetup }).data;
+const logger = createLogger(config.logLevel).child({ service: "telemetry", thread: `kafka ${role}` });
 const port = parentPort!;
 const post = (message: FromKafkaThread) => port.postMessage(message);
 
-const usageLog = new KafkaUsageLog(kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger), config.telemetryTopic);
-const stops: Array<() => Promise<void>> = [() => usageLog.close()];
-if (withAggregator) {
+let usageLog: KafkaUsageLog | undefined;
+const stops: Array<() => Promise<void>> = [];
+if (role === "producer") {
+  const log = new KafkaUsageLog(kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger), config.telemetryTopic);
+  stops.push(() => log.close());
+  usageLog = log;
+} else {
   const store = openUsageStore(redisOf(config, logger), new DataDir(config.dataDir));
   const aggregator = new UsageAggregator(
     kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", logger),
@@ -28,12 +33,13 @@ if (withAggregator) {
     logger,
   );
   aggregator.start();
-  stops.unshift(() => aggregator.close(), () => store.close());
+  stops.push(() => aggregator.close(), () => store.close());
 }
 
 port.on("message", (message: ToKafkaThread) => {
   if (message.type === "write") {
     const { batchId } = message;
+    if (!usageLog) return post({ type: "written", batchId, error: "this thread runs the aggregator, not the producer" });
     usageLog.write(message.records).then(
       () => post({ type: "written", batchId }),
       (error: unknown) => post({ type: "written", batchId, error: error instanceof Error ? error.message : String(error) }),

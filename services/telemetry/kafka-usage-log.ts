@@ -1,13 +1,20 @@
 import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer } from "kafkajs";
-import type { PendingWrite, RecordSink } from "./record-sink.js";
+import type { RecordSink } from "./record-sink.js";
 import type { UsageRecord } from "./usage-record.js";
 
 /**
- * Records per produce request: well under Kafka's 1 MB default batch limit at
- * ~300 bytes a record, and small enough for kafkajs, whose grouping of a
- * request's records by partition costs time quadratic in their number.
+ * Records per produce request. Large requests cost the broker and kafkajs
+ * less per record (kafkajs is patched to group a request's records by
+ * partition in linear time).
  */
-const MAX_BATCH_RECORDS = 500;
+const MAX_REQUEST_RECORDS = 2000;
+/**
+ * Bytes of keys and values per produce request: a partition's records travel
+ * as one record batch, and the broker refuses a batch over its
+ * `message.max.bytes` (1 MiB by default), which 2,000 records with the
+ * largest metadata allowed would pass.
+ */
+const MAX_REQUEST_BYTES = 512 * 1024;
 /**
  * Produce requests in flight at once. kafkajs lets an idempotent producer have
  * one request in flight per broker, so a request waits for the one before it;
@@ -16,6 +23,14 @@ const MAX_BATCH_RECORDS = 500;
  * sets, sums and first/last seen do not depend on order.
  */
 const PRODUCERS = 3;
+
+/** Messages waiting to be sent with others, and how to answer their write. */
+interface PendingMessages {
+  messages: Message[];
+  bytes: number;
+  resolve(): void;
+  reject(error: unknown): void;
+}
 
 /**
  * Writes usage records to the Kafka topic with idempotent producers and
@@ -27,7 +42,7 @@ const PRODUCERS = 3;
 export class KafkaUsageLog implements RecordSink {
   private readonly slots: ProducerSlot[];
   private readonly idle: ProducerSlot[];
-  private waiting: PendingWrite[] = [];
+  private waiting: PendingMessages[] = [];
 
   constructor(
     kafka: Kafka,
@@ -37,10 +52,23 @@ export class KafkaUsageLog implements RecordSink {
     this.idle = [...this.slots];
   }
 
-  /** Many records are cut into requests of MAX_BATCH_RECORDS, so idle producers send them side by side. */
+  /** A write too large for one produce request is cut into parts, which idle producers send side by side. */
   write(records: UsageRecord[]): Promise<void> {
     const parts: Array<Promise<void>> = [];
-    for (let i = 0; i < records.length; i += MAX_BATCH_RECORDS) parts.push(this.enqueue(records.slice(i, i + MAX_BATCH_RECORDS)));
+    let messages: Message[] = [];
+    let bytes = 0;
+    for (const record of records) {
+      const value = JSON.stringify(record);
+      const size = Buffer.byteLength(value) + Buffer.byteLength(record.licenseKey);
+      if (messages.length === MAX_REQUEST_RECORDS || (messages.length > 0 && bytes + size > MAX_REQUEST_BYTES)) {
+        parts.push(this.enqueue(messages, bytes));
+        messages = [];
+        bytes = 0;
+      }
+      messages.push({ key: record.licenseKey, value });
+      bytes += size;
+    }
+    if (messages.length > 0) parts.push(this.enqueue(messages, bytes));
     return Promise.all(parts).then(() => undefined);
   }
 
@@ -48,9 +76,9 @@ export class KafkaUsageLog implements RecordSink {
     await Promise.all(this.slots.map((slot) => slot.producer.disconnect()));
   }
 
-  private enqueue(records: UsageRecord[]): Promise<void> {
+  private enqueue(messages: Message[], bytes: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ records, resolve, reject });
+      this.waiting.push({ messages, bytes, resolve, reject });
       const slot = this.idle.pop();
       if (slot) void this.send(slot);
     });
@@ -60,10 +88,7 @@ export class KafkaUsageLog implements RecordSink {
     while (this.waiting.length > 0) {
       const batch = this.takeBatch();
       try {
-        await slot.send(
-          this.topic,
-          batch.flatMap((entry) => entry.records.map((record) => ({ key: record.licenseKey, value: JSON.stringify(record) }))),
-        );
+        await slot.send(this.topic, batch.length === 1 ? batch[0].messages : batch.flatMap((entry) => entry.messages));
         batch.forEach((entry) => entry.resolve());
       } catch (error) {
         batch.forEach((entry) => entry.reject(error));
@@ -72,12 +97,16 @@ export class KafkaUsageLog implements RecordSink {
     this.idle.push(slot);
   }
 
-  private takeBatch(): PendingWrite[] {
-    let count = 0;
+  /** The oldest waiting writes that fit in one produce request (always at least one). */
+  private takeBatch(): PendingMessages[] {
+    let records = 0;
+    let bytes = 0;
     let taken = 0;
-    while (taken < this.waiting.length && (taken === 0 || count + this.waiting[taken].records.length <= MAX_BATCH_RECORDS)) {
-      count += this.waiting[taken].records.length;
-      taken++;
+    for (; taken < this.waiting.length; taken++) {
+      const next = this.waiting[taken];
+      if (taken > 0 && (records + next.messages.length > MAX_REQUEST_RECORDS || bytes + next.bytes > MAX_REQUEST_BYTES)) break;
+      records += next.messages.length;
+      bytes += next.bytes;
     }
     return this.waiting.splice(0, taken);
   }

@@ -30,8 +30,8 @@ type Stop = () => Promise<void>;
 
 /**
  * TelemetryService from config. With KAFKA_BROKERS: reports go to Kafka (or
- * the spool while it is away) through the producer on the Kafka thread, where,
- * when `withAggregator`, the consumer group that counts them runs too.
+ * the spool while it is away) through the producer on a thread of its own;
+ * when `withAggregator`, the consumer group that counts them runs on another.
  * Without: the embedded pipeline, where the spool feeds the local usage store
  * directly.
  */
@@ -46,9 +46,13 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
 
   let sink: RecordSink;
   if (config.kafkaBrokers.length > 0) {
-    const kafkaThread = new KafkaThread({ config, withAggregator }, log, consumerLagGauge());
-    stops.unshift(() => kafkaThread.close());
-    sink = kafkaThread;
+    const producer = new KafkaThread({ config, role: "producer" }, log, () => {});
+    stops.unshift(() => producer.close());
+    sink = producer;
+    if (withAggregator) {
+      const aggregator = new KafkaThread({ config, role: "aggregator" }, log, consumerLagGauge());
+      stops.unshift(() => aggregator.close());
+    }
   } else {
     sink = { write: (records) => usageStore.record(records) };
   }

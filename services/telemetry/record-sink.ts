@@ -4,10 +4,3 @@ import type { UsageRecord } from "./usage-record.js";
 export interface RecordSink {
   write(records: UsageRecord[]): Promise<void>;
 }
-
-/** A write waiting to be sent with others, and how to answer its caller. */
-export interface PendingWrite {
-  records: UsageRecord[];
-  resolve(): void;
-  reject(error: unknown): void;
-}

@@ -92,21 +92,21 @@ export class RedisUsageStore implements UsageStore {
   constructor(private readonly redis: RedisClient) {}
 
   /**
-   * Applies the records in scripts of up to 1,000 records, each atomic. If a
-   * later script fails, retrying the whole batch is safe: the records already
-   * applied are skipped by their eventId.
+   * Applies the records in scripts of up to 1,000 records, each atomic, sent
+   * together (one round trip). If one fails, retrying the whole batch is safe:
+   * the records already applied are skipped by their eventId.
    */
   async record(records: UsageRecord[]): Promise<void> {
     const entries = usageEntries(records);
-    await this.guard(async () => {
-      for (let start = 0; start < entries.length; start += RECORDS_PER_SCRIPT) {
-        const args = [String(SEEN_EVENT_TTL_SECONDS)];
-        for (const e of entries.slice(start, start + RECORDS_PER_SCRIPT)) {
-          args.push(e.eventId, e.licenseKey, e.day, e.month, e.member, e.openedAt);
-        }
-        await this.redis.eval(RECORD, { arguments: args });
+    const scripts: string[][] = [];
+    for (let start = 0; start < entries.length; start += RECORDS_PER_SCRIPT) {
+      const args = [String(SEEN_EVENT_TTL_SECONDS)];
+      for (const e of entries.slice(start, start + RECORDS_PER_SCRIPT)) {
+        args.push(e.eventId, e.licenseKey, e.day, e.month, e.member, e.openedAt);
       }
-    });
+      scripts.push(args);
+    }
+    await this.guard(() => Promise.all(scripts.map((args) => this.redis.eval(RECORD, { arguments: args }))));
   }
 
   async usage(licenseKey: string, from: string, to: string): Promise<Usage> {

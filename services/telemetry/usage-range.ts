@@ -1,8 +1,7 @@
 // What both usage stores share: the date range of a usage query (validated,
 // listed as days and months), and where a record counts (its UTC day and
 // month, and the distinct member standing for its document).
-import { createHash } from "node:crypto";
-import stringify from "safe-stable-stringify";
+import { hash } from "node:crypto";
 import { validationError, type FieldIssue } from "../core/errors.js";
 import type { UsageRecord } from "./usage-record.js";
 import type { Usage } from "./usage-store.js";
@@ -110,8 +109,12 @@ export function usageEntries(records: UsageRecord[]): UsageEntry[] {
  * size: SHA-256 truncated to 16 bytes, base64url (22 characters).
  */
 export function documentMember(record: Pick<UsageRecord, "documentId" | "metadata">): string {
-  const canonical = stringify({ documentId: record.documentId, metadata: record.metadata ?? {} }) ?? "";
-  return createHash("sha256").update(canonical).digest().subarray(0, 16).toString("base64url");
+  const metadata = record.metadata ?? {};
+  const fields = Object.keys(metadata)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${JSON.stringify(metadata[key])}`);
+  const canonical = `{"documentId":${JSON.stringify(record.documentId)},"metadata":{${fields.join(",")}}}`;
+  return hash("sha256", canonical, "buffer").subarray(0, 16).toString("base64url");
 }
 
 function parseDate(field: string, value: string, issues: FieldIssue[]): number | undefined {
