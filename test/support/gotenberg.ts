@@ -57,6 +57,9 @@ export async function startGotenberg({ restartAfter = 0 }: GotenbergOptions = {}
         bin,
         "--api-bind-ip", "127.0.0.1",
         "--api-port", String(port),
+        // Its default, 30 s, is shorter than the platform's CONVERSION_TIMEOUT_MS (60 s): a slow
+        // document (poi/deep-table-cell.docx takes 20-30 s here) would be refused by Gotenberg first.
+        "--api-timeout", "60s",
         "--libreoffice-auto-start", // start LibreOffice now, not on the first conversion
         "--libreoffice-restart-after", String(restartAfter),
         "--gotenberg-graceful-shutdown-duration", "1s",
