@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { guardRedis, type RedisClient } from "../core/redis-client.js";
-import { parseUsageRange, rangeUsage, SEEN_EVENT_TTL_SECONDS, usageEntries } from "./usage-range.js";
+import { parseUsageRange, rangeUsage, SEEN_EVENT_TTL_SECONDS, usageEntries, type UsageEntry } from "./usage-range.js";
 import type { UsageRecord } from "./usage-record.js";
 import type { Usage, UsageStore } from "./usage-store.js";
 
@@ -20,43 +20,40 @@ import type { Usage, UsageStore } from "./usage-store.js";
  */
 const KEY_PREFIX = "ds:usage:key:";
 
-// Per record: remember the eventId (SET NX), and only when it is new count it,
-// so a redelivered or replayed event never counts twice. The new records are
-// gathered per set and per license key first, so each set, opens hash and span
-// is written once per batch instead of once per record.
-// ARGV: ttl, then 6 values per record.
+// Per group of records (one license key, one UTC day; built in JS): remember
+// each eventId (SET NX) and count the new ones as opens of the day and month,
+// so a redelivered or replayed event never counts twice. The group's distinct
+// members go into the day and month sets, and its earliest and latest
+// openedAt into the span, whether or not its events are new: a set and a
+// min/max absorb what was applied before, so one SADD per set and one span
+// update per group do, instead of per record. A group with no new event
+// changes nothing: everything in it was applied before.
+// ARGV: ttl, then per group: license key, day, month, number of events,
+// number of members, first openedAt, last openedAt, the eventIds, the members.
 const RECORD = `
 local ttl = ARGV[1]
-local members, opens, spans = {}, {}, {}
 local applied = 0
-for i = 2, #ARGV, 6 do
-  if redis.call('SET', 'ds:usage:seen:' .. ARGV[i], '1', 'NX', 'EX', ttl) then
-    local base = '${KEY_PREFIX}' .. ARGV[i + 1]
-    local day, month, member, openedAt = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
-    for _, period in ipairs({ day, month }) do
-      local set = base .. ':docs:' .. period
-      members[set] = members[set] or {}
-      table.insert(members[set], member)
-      opens[base] = opens[base] or {}
-      opens[base][period] = (opens[base][period] or 0) + 1
-    end
-    local span = spans[base]
-    if not span then spans[base] = { openedAt, openedAt }
-    else
-      if openedAt < span[1] then span[1] = openedAt end
-      if openedAt > span[2] then span[2] = openedAt end
-    end
-    applied = applied + 1
+local i = 2
+while i <= #ARGV do
+  local base = '${KEY_PREFIX}' .. ARGV[i]
+  local day, month, events, members, first, last = ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5], ARGV[i + 6]
+  i = i + 7
+  local new = 0
+  for j = i, i + events - 1 do
+    if redis.call('SET', 'ds:usage:seen:' .. ARGV[j], '1', 'NX', 'EX', ttl) then new = new + 1 end
   end
-end
-for set, list in pairs(members) do redis.call('SADD', set, unpack(list)) end
-for base, periods in pairs(opens) do
-  for period, count in pairs(periods) do redis.call('HINCRBY', base .. ':opens', period, count) end
-end
-for base, span in pairs(spans) do
-  local stored = redis.call('HMGET', base .. ':span', 'first', 'last')
-  if not stored[1] or span[1] < stored[1] then redis.call('HSET', base .. ':span', 'first', span[1]) end
-  if not stored[2] or span[2] > stored[2] then redis.call('HSET', base .. ':span', 'last', span[2]) end
+  i = i + events
+  if new > 0 then
+    redis.call('SADD', base .. ':docs:' .. day, unpack(ARGV, i, i + members - 1))
+    redis.call('SADD', base .. ':docs:' .. month, unpack(ARGV, i, i + members - 1))
+    redis.call('HINCRBY', base .. ':opens', day, new)
+    redis.call('HINCRBY', base .. ':opens', month, new)
+    local stored = redis.call('HMGET', base .. ':span', 'first', 'last')
+    if not stored[1] or first < stored[1] then redis.call('HSET', base .. ':span', 'first', first) end
+    if not stored[2] or last > stored[2] then redis.call('HSET', base .. ':span', 'last', last) end
+    applied = applied + new
+  end
+  i = i + members
 end
 return applied`;
 
@@ -100,11 +97,7 @@ export class RedisUsageStore implements UsageStore {
     const entries = usageEntries(records);
     const scripts: string[][] = [];
     for (let start = 0; start < entries.length; start += RECORDS_PER_SCRIPT) {
-      const args = [String(SEEN_EVENT_TTL_SECONDS)];
-      for (const e of entries.slice(start, start + RECORDS_PER_SCRIPT)) {
-        args.push(e.eventId, e.licenseKey, e.day, e.month, e.member, e.openedAt);
-      }
-      scripts.push(args);
+      scripts.push(recordArguments(entries.slice(start, start + RECORDS_PER_SCRIPT)));
     }
     await this.guard(() => Promise.all(scripts.map((args) => this.redis.eval(RECORD, { arguments: args }))));
   }
@@ -145,4 +138,36 @@ export class RedisUsageStore implements UsageStore {
   private guard<T>(operation: () => Promise<T>): Promise<T> {
     return guardRedis("usage store (Redis)", operation);
   }
+}
+
+interface RecordGroup {
+  licenseKey: string;
+  day: string;
+  month: string;
+  eventIds: string[];
+  members: Set<string>;
+  first: string;
+  last: string;
+}
+
+/** The RECORD script's arguments: the entries grouped by license key and day. */
+function recordArguments(entries: UsageEntry[]): string[] {
+  const groups = new Map<string, RecordGroup>();
+  for (const e of entries) {
+    const key = `${e.day}:${e.licenseKey}`;
+    const group = groups.get(key);
+    if (!group) {
+      groups.set(key, { ...e, eventIds: [e.eventId], members: new Set([e.member]), first: e.openedAt, last: e.openedAt });
+      continue;
+    }
+    group.eventIds.push(e.eventId);
+    group.members.add(e.member);
+    if (e.openedAt < group.first) group.first = e.openedAt;
+    if (e.openedAt > group.last) group.last = e.openedAt;
+  }
+  const args = [String(SEEN_EVENT_TTL_SECONDS)];
+  for (const g of groups.values()) {
+    args.push(g.licenseKey, g.day, g.month, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.eventIds, ...g.members);
+  }
+  return args;
 }
