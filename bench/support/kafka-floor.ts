@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { KafkaUsageLog } from "../../services/telemetry/kafka-usage-log.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
+import { consume } from "../../test/support/kafka.js";
 
 export interface KafkaFloor {
   /** Records written per second at the writer's best. */
@@ -93,27 +94,18 @@ export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => num
 
 /** Reads the topic from the start with a kafkajs consumer until `count` records came by; resolves with that count. */
 async function readAll(kafka: Kafka, count: number): Promise<number> {
-  const consumer = kafka.consumer({ groupId: `bench-kafka-floor-${randomUUID()}` });
   let read = 0;
-  try {
-    await consumer.connect();
-    await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${read} of ${count} records in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
-      consumer
-        .run({
-          eachBatch: async ({ batch }) => {
-            read += batch.messages.length;
-            if (read >= count) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
+  await consume(
+    kafka,
+    TOPIC,
+    `bench-kafka-floor-${randomUUID()}`,
+    (done) => ({
+      eachBatch: async ({ batch }) => {
+        read += batch.messages.length;
+        if (read >= count) done();
+      },
+    }),
+    { ms: READ_TIMEOUT_MS, progress: () => `read ${read} of ${count} records in ${READ_TIMEOUT_MS / 1000} s` },
+  );
   return read;
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { Kafka, logLevel } from "kafkajs";
+import { Kafka, logLevel, type ConsumerRunConfig } from "kafkajs";
 import { cacheBin } from "./cache.js";
 import { startDaemon, type Daemon } from "./daemon.js";
 import { freePort } from "./ports.js";
@@ -140,30 +140,50 @@ async function brokerReady(brokers: string[]): Promise<boolean> {
   }
 }
 
-/** Joins `groupId`, reads `count` messages from where the group left off (or the start), commits, leaves. */
-export async function readMessages(client: Kafka, topic: string, groupId: string, count: number): Promise<string[]> {
+/**
+ * Joins `groupId` on `topic`, from where the group left off (or the start),
+ * and runs the handlers until they call `done`; rejects after `timeout.ms`
+ * with `timeout.progress()`. Offsets processed so far are committed on
+ * disconnect.
+ */
+export async function consume(
+  client: Kafka,
+  topic: string,
+  groupId: string,
+  handlers: (done: () => void) => Pick<ConsumerRunConfig, "eachMessage" | "eachBatch">,
+  timeout: { ms: number; progress: () => string },
+): Promise<void> {
   const consumer = client.consumer({ groupId });
-  const values: string[] = [];
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`read ${values.length} of ${count} messages in 20 s`)), 20_000);
-      consumer
-        .run({
-          eachMessage: async ({ message }) => {
-            values.push(message.value?.toString() ?? "");
-            if (values.length >= count) {
-              clearTimeout(timer);
-              resolve();
-            }
-          },
-        })
-        .catch(reject);
+      const timer = setTimeout(() => reject(new Error(timeout.progress())), timeout.ms);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      consumer.run(handlers(done)).catch(reject);
     });
   } finally {
-    // Offsets of the messages processed so far are committed on disconnect.
     await consumer.disconnect();
   }
+}
+
+/** Joins `groupId`, reads `count` messages from where the group left off (or the start), commits, leaves. */
+export async function readMessages(client: Kafka, topic: string, groupId: string, count: number): Promise<string[]> {
+  const values: string[] = [];
+  await consume(
+    client,
+    topic,
+    groupId,
+    (done) => ({
+      eachMessage: async ({ message }) => {
+        values.push(message.value?.toString() ?? "");
+        if (values.length >= count) done();
+      },
+    }),
+    { ms: 20_000, progress: () => `read ${values.length} of ${count} messages in 20 s` },
+  );
   return values;
 }
