@@ -83,6 +83,7 @@ describe("loadConfig defaults", () => {
       telemetryConsumerGroup: "docservice-usage-aggregator",
       telemetryDirectTimeoutMs: 1000,
       telemetrySpoolMaxBytes: 1024 * 1024 * 1024,
+      telemetryDedupeWindowSeconds: 604800,
       telemetryMetadataMaxBytes: 2048,
       telemetryServiceAddress: undefined,
     });

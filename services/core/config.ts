@@ -133,6 +133,12 @@ export const VARIABLES = {
   telemetryConsumerGroup: variable("TELEMETRY_CONSUMER_GROUP", z.string().min(1), "docservice-usage-aggregator", "Kafka consumer group of the usage aggregator."),
   telemetryDirectTimeoutMs: variable("TELEMETRY_DIRECT_TIMEOUT_MS", positiveInt, "1000", "How long a report waits for Kafka before its events go to the local spool instead."),
   telemetrySpoolMaxBytes: variable("TELEMETRY_SPOOL_MAX_BYTES", positiveInt, "1073741824", "Largest local spool of usage events (while Kafka is away); beyond it reports get 503 with Retry-After."),
+  telemetryDedupeWindowSeconds: variable(
+    "TELEMETRY_DEDUPE_WINDOW_SECONDS",
+    positiveInt,
+    "604800",
+    "How long the id of an applied usage event is remembered, so a redelivered or replayed copy within it is not counted twice (Redis keeps about 150 bytes per event for that long).",
+  ),
   telemetryMetadataMaxBytes: variable("TELEMETRY_METADATA_MAX_BYTES", positiveInt, "2048", "Largest `metadata` of a usage report, as JSON."),
   telemetryServiceAddress: variable("TELEMETRY_SERVICE_ADDR", optionalText, undefined, "host:port of TelemetryService for a gateway started alone (unset there: its routes answer 503)."),
   registerRatePerEmail: variable("RATE_LIMIT_REGISTER_PER_EMAIL", rate, "5/3600", "Register calls allowed per address, as N/SECONDS."),

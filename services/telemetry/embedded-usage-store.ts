@@ -1,5 +1,5 @@
 import { open, type RootDatabase } from "lmdb";
-import { parseUsageRange, rangeUsage, SEEN_EVENT_TTL_SECONDS, usageEntries } from "./usage-range.js";
+import { parseUsageRange, rangeUsage, usageEntries } from "./usage-range.js";
 import type { UsageRecord } from "./usage-record.js";
 import type { Usage, UsageStore } from "./usage-store.js";
 
@@ -27,7 +27,6 @@ const bucketRange = (licenseKey: string, bucket: string) => {
 const opensKey = (licenseKey: string, period: string) => `opens:${encodeURIComponent(licenseKey)}:${period}`;
 const spanKey = (licenseKey: string) => `span:${encodeURIComponent(licenseKey)}`;
 
-const SEEN_TTL_MS = SEEN_EVENT_TTL_SECONDS * 1000;
 const SWEEP_EVERY_MS = 3600 * 1000;
 
 /**
@@ -40,7 +39,11 @@ export class EmbeddedUsageStore implements UsageStore {
   private readonly db: RootDatabase;
   private lastSweep = 0;
 
-  constructor(path: string, private readonly now: () => number = Date.now) {
+  private readonly dedupeWindowMs: number;
+
+  /** `dedupeWindowSeconds`: how long an applied eventId is remembered. */
+  constructor(path: string, dedupeWindowSeconds: number, private readonly now: () => number = Date.now) {
+    this.dedupeWindowMs = dedupeWindowSeconds * 1000;
     this.db = open({ path, compression: false });
     this.sweepSeen();
   }
@@ -55,7 +58,7 @@ export class EmbeddedUsageStore implements UsageStore {
       for (const e of entries) {
         const seen = this.db.get(seenKey(e.eventId)) as number | undefined;
         if (seen !== undefined && seen > now) continue;
-        this.db.putSync(seenKey(e.eventId), now + SEEN_TTL_MS);
+        this.db.putSync(seenKey(e.eventId), now + this.dedupeWindowMs);
         for (const period of [e.day, e.month]) {
           this.db.putSync(bucketPrefix(e.licenseKey, period) + e.member, 1);
           const key = opensKey(e.licenseKey, period);
@@ -99,7 +102,7 @@ export class EmbeddedUsageStore implements UsageStore {
     await this.db.close();
   }
 
-  /** Forgets eventIds past their 7 days (Redis expires them by TTL); at start and at most hourly. */
+  /** Forgets eventIds past the dedupe window (Redis expires them by TTL); at start and at most hourly. */
   private sweepSeen(): void {
     const now = this.now();
     this.lastSweep = now;

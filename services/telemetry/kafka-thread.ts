@@ -25,7 +25,7 @@ if (role === "producer") {
   stops.push(() => log.close());
   usageLog = log;
 } else {
-  const store = openUsageStore(redisOf(config, logger), new DataDir(config.dataDir));
+  const store = openUsageStore(redisOf(config, logger), new DataDir(config.dataDir), config);
   const aggregator = new UsageAggregator(
     kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", logger),
     store,

@@ -39,7 +39,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
   const log = logger.child({ service: "telemetry" });
   const stops: Stop[] = [];
   const redis = redisOf(config, log);
-  const usageStore = openUsageStore(redis, dataDir);
+  const usageStore = openUsageStore(redis, dataDir, config);
   stops.push(() => usageStore.close());
   const licenseKeys: LicenseKeyStore = redis ? new RedisLicenseKeyStore(redis) : new EmbeddedLicenseKeyStore(dataDir.path("license-keys"));
   stops.push(() => licenseKeys.close());
@@ -75,7 +75,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
 /** The usage aggregator alone (role `aggregator`): Kafka consumer group → usage store. */
 export function provisionAggregator(config: Config, dataDir: DataDir, logger: Logger): { close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
-  const usageStore = openUsageStore(redisOf(config, log), dataDir);
+  const usageStore = openUsageStore(redisOf(config, log), dataDir, config);
   const kafka = kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", log);
   const options = { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, reportLag: consumerLagGauge() };
   const aggregator = new UsageAggregator(kafka, usageStore, options, log);

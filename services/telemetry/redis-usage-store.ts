@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { guardRedis, type RedisClient } from "../core/redis-client.js";
-import { parseUsageRange, rangeUsage, SEEN_EVENT_TTL_SECONDS, usageEntries, type UsageEntry } from "./usage-range.js";
+import { parseUsageRange, rangeUsage, usageEntries, type UsageEntry } from "./usage-range.js";
 import type { UsageRecord } from "./usage-record.js";
 import type { Usage, UsageStore } from "./usage-store.js";
 
 /*
  * Keys (exact counts: sets, never HyperLogLog):
- *   ds:usage:seen:<eventId>               "1", EX 7 days: the eventId was applied
+ *   ds:usage:seen:<eventId>               "1", EX the dedupe window: the eventId was applied
  *   ds:usage:key:<licenseKey>:docs:<day>   SET of document members that UTC day (YYYY-MM-DD)
  *   ds:usage:key:<licenseKey>:docs:<month> SET of document members that month (YYYY-MM)
  *   ds:usage:key:<licenseKey>:opens        HASH <day> → opens, <month> → opens
@@ -86,7 +86,11 @@ const RECORDS_PER_SCRIPT = 1000;
 
 /** Usage counts in Redis, shared by every aggregator replica. */
 export class RedisUsageStore implements UsageStore {
-  constructor(private readonly redis: RedisClient) {}
+  /** `dedupeWindowSeconds`: how long an applied eventId is remembered. */
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly dedupeWindowSeconds: number,
+  ) {}
 
   /**
    * Applies the records in scripts of up to 1,000 records, each atomic, sent
@@ -97,7 +101,7 @@ export class RedisUsageStore implements UsageStore {
     const entries = usageEntries(records);
     const scripts: string[][] = [];
     for (let start = 0; start < entries.length; start += RECORDS_PER_SCRIPT) {
-      scripts.push(recordArguments(entries.slice(start, start + RECORDS_PER_SCRIPT)));
+      scripts.push(recordArguments(entries.slice(start, start + RECORDS_PER_SCRIPT), this.dedupeWindowSeconds));
     }
     await this.guard(() => Promise.all(scripts.map((args) => this.redis.eval(RECORD, { arguments: args }))));
   }
@@ -151,7 +155,7 @@ interface RecordGroup {
 }
 
 /** The RECORD script's arguments: the entries grouped by license key and day. */
-function recordArguments(entries: UsageEntry[]): string[] {
+function recordArguments(entries: UsageEntry[], ttlSeconds: number): string[] {
   const groups = new Map<string, RecordGroup>();
   for (const e of entries) {
     const key = `${e.day}:${e.licenseKey}`;
@@ -165,7 +169,7 @@ function recordArguments(entries: UsageEntry[]): string[] {
     if (e.openedAt < group.first) group.first = e.openedAt;
     if (e.openedAt > group.last) group.last = e.openedAt;
   }
-  const args = [String(SEEN_EVENT_TTL_SECONDS)];
+  const args = [String(ttlSeconds)];
   for (const g of groups.values()) {
     args.push(g.licenseKey, g.day, g.month, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.eventIds, ...g.members);
   }

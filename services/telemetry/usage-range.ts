@@ -9,9 +9,6 @@ import type { Usage } from "./usage-store.js";
 /** The longest range a usage query may span, in days (inclusive). */
 export const MAX_RANGE_DAYS = 400;
 
-/** How long an applied eventId is remembered, so redelivery and replays within it are skipped. */
-export const SEEN_EVENT_TTL_SECONDS = 7 * 24 * 3600;
-
 export interface UsageRange {
   from: string;
   to: string;

@@ -20,7 +20,8 @@ import type { UsageRecord } from "../../services/telemetry/usage-record.js";
 import type { Usage, UsageStore } from "../../services/telemetry/usage-store.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 
-const DAY_MS = 24 * 3600 * 1000;
+/** TELEMETRY_DEDUPE_WINDOW_SECONDS' default. */
+const WEEK_S = 7 * 24 * 3600;
 
 /** A fresh license key per test, so the tests of one store do not see each other's counts. */
 const newKey = (name: string) => `lk-${name}-${randomUUID().slice(0, 8)}`;
@@ -313,7 +314,7 @@ function licenseKeyContract(store: () => LicenseKeyStore) {
 describe("EmbeddedUsageStore (LMDB)", () => {
   const dir = mkdtempSync(join(tmpdir(), "docservice-usage-"));
   let now = Date.parse("2026-11-21T00:00:00Z");
-  const store = new EmbeddedUsageStore(dir, () => now);
+  const store = new EmbeddedUsageStore(dir, WEEK_S, () => now);
   after(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -323,26 +324,27 @@ describe("EmbeddedUsageStore (LMDB)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(store, "EmbeddedUsageStore"));
 
-  test("an eventId is remembered for 7 days, then forgotten; counts survive reopening", async () => {
+  test("an eventId is remembered for the dedupe window (here one hour), then forgotten; counts survive reopening", async () => {
     const reopenedDir = mkdtempSync(join(tmpdir(), "docservice-usage-reopen-"));
+    const hourS = 3600;
     try {
       const key = newKey("expiry");
       const record = open(key, "a", "2026-11-20T10:00:00.000Z");
-      const first = new EmbeddedUsageStore(reopenedDir, () => now);
+      const first = new EmbeddedUsageStore(reopenedDir, hourS, () => now);
       await first.record([record]);
       await first.close();
 
-      now += 7 * DAY_MS - 1;
-      const second = new EmbeddedUsageStore(reopenedDir, () => now);
+      now += hourS * 1000 - 1;
+      const second = new EmbeddedUsageStore(reopenedDir, hourS, () => now);
       await second.record([record]);
       assert.equal((await second.usage(key, "2026-11-20", "2026-11-20")).opens, 1);
       await second.close();
 
       now += 2;
-      const third = new EmbeddedUsageStore(reopenedDir, () => now);
+      const third = new EmbeddedUsageStore(reopenedDir, hourS, () => now);
       await third.record([record]);
       const usage = await third.usage(key, "2026-11-20", "2026-11-20");
-      assert.deepEqual([usage.documents, usage.opens], [1, 2], "a replay after 7 days counts the open again, never the document");
+      assert.deepEqual([usage.documents, usage.opens], [1, 2], "a replay after the window counts the open again, never the document");
       await third.close();
     } finally {
       rmSync(reopenedDir, { recursive: true, force: true });
@@ -369,7 +371,7 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
   before(async () => {
     redis = await startRedis();
     client = connectRedis(redis.url, createLogger("silent"));
-    usageStore = new RedisUsageStore(client);
+    usageStore = new RedisUsageStore(client, WEEK_S);
     licenseKeys = new RedisLicenseKeyStore(client);
     for (let i = 0; i < 100 && !client.isReady; i++) await sleep(50);
   });
@@ -384,13 +386,25 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(usageStore, "RedisUsageStore"));
 
-  test("an applied eventId is kept 7 days; a query leaves no temporary key behind", async () => {
+  test("an applied eventId is kept for the dedupe window (7 days by default); a query leaves no temporary key behind", async () => {
     const record = open(newKey("ttl"), "a", "2026-11-20T10:00:00.000Z");
     await usageStore.record([record]);
     const ttl = await client.ttl(`ds:usage:seen:${record.eventId}`);
-    assert.ok(ttl > 7 * 24 * 3600 - 60 && ttl <= 7 * 24 * 3600, `ttl ${ttl}`);
+    assert.ok(ttl > WEEK_S - 60 && ttl <= WEEK_S, `ttl ${ttl}`);
     await usageStore.usage(record.licenseKey, "2026-11-01", "2026-11-30");
     assert.deepEqual(await client.keys("ds:usage:tmp:*"), []);
+  });
+
+  test("a replay within a one-second dedupe window is skipped; after it, the open counts again, never the document", async () => {
+    const shortWindow = new RedisUsageStore(client, 1);
+    const record = open(newKey("window"), "a", "2026-11-20T10:00:00.000Z");
+    await shortWindow.record([record]);
+    await shortWindow.record([record]);
+    assert.equal((await shortWindow.usage(record.licenseKey, "2026-11-20", "2026-11-20")).opens, 1);
+    await sleep(1100);
+    await shortWindow.record([record]);
+    const usage = await shortWindow.usage(record.licenseKey, "2026-11-20", "2026-11-20");
+    assert.deepEqual([usage.documents, usage.opens], [1, 2]);
   });
 
   test("Redis down → 503 UNAVAILABLE, not a hang; validation still answers 400", async () => {
