@@ -137,7 +137,7 @@ export const VARIABLES = {
     "TELEMETRY_DEDUPE_WINDOW_SECONDS",
     positiveInt,
     "604800",
-    "How long the id of an applied usage event is remembered, so a redelivered or replayed copy within it is not counted twice (Redis keeps about 150 bytes per event for that long).",
+    "How long the id of an applied usage event is remembered, so a redelivered or replayed copy within it is not counted twice (Redis keeps about 75 bytes per event for that long).",
   ),
   telemetryMetadataMaxBytes: variable("TELEMETRY_METADATA_MAX_BYTES", positiveInt, "2048", "Largest `metadata` of a usage report, as JSON."),
   telemetryServiceAddress: variable("TELEMETRY_SERVICE_ADDR", optionalText, undefined, "host:port of TelemetryService for a gateway started alone (unset there: its routes answer 503)."),

@@ -6,7 +6,9 @@ import type { Usage, UsageStore } from "./usage-store.js";
 
 /*
  * Keys (exact counts: sets, never HyperLogLog):
- *   ds:usage:seen:<eventId>               "1", EX the dedupe window: the eventId was applied
+ *   ds:usage:seen:<minute>                SET of the applied eventIds received in that UTC minute
+ *                                         (YYYY-MM-DDTHH:MM), kept for the dedupe window after its last write;
+ *                                         a minute, so an expiring set is small enough to free at once
  *   ds:usage:key:<licenseKey>:docs:<day>   SET of document members that UTC day (YYYY-MM-DD)
  *   ds:usage:key:<licenseKey>:docs:<month> SET of document members that month (YYYY-MM)
  *   ds:usage:key:<licenseKey>:opens        HASH <day> → opens, <month> → opens
@@ -20,28 +22,32 @@ import type { Usage, UsageStore } from "./usage-store.js";
  */
 const KEY_PREFIX = "ds:usage:key:";
 
-// Per group of records (one license key, one UTC day; built in JS): remember
-// each eventId (SET NX) and count the new ones as opens of the day and month,
-// so a redelivered or replayed event never counts twice. The group's distinct
-// members go into the day and month sets, and its earliest and latest
-// openedAt into the span, whether or not its events are new: a set and a
-// min/max absorb what was applied before, so one SADD per set and one span
-// update per group do, instead of per record. A group with no new event
-// changes nothing: everything in it was applied before.
-// ARGV: ttl, then per group: license key, day, month, number of events,
-// number of members, first openedAt, last openedAt, the eventIds, the members.
+// Per group of records (one license key, one UTC day, one minute received;
+// built in JS): remember each eventId in the set of its minute and count the
+// new ones as opens of the day and month, so a redelivered or replayed event
+// (received in the same minute as its original, by definition) never counts
+// twice. The group's distinct members go into the day and month sets, and
+// its earliest and latest openedAt into the span, whether or not its events
+// are new: a set and a min/max absorb what was applied before, so one SADD
+// per set and one span update per group do, instead of per record. A group
+// with no new event changes nothing: everything in it was applied before.
+// ARGV: ttl, then per group: license key, day, month, minute received, number
+// of events, number of members, first openedAt, last openedAt, the eventIds
+// (as seenMember), the members.
 const RECORD = `
 local ttl = ARGV[1]
 local applied = 0
 local i = 2
 while i <= #ARGV do
   local base = '${KEY_PREFIX}' .. ARGV[i]
-  local day, month, events, members, first, last = ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5], ARGV[i + 6]
-  i = i + 7
+  local day, month, seen = ARGV[i + 1], ARGV[i + 2], 'ds:usage:seen:' .. ARGV[i + 3]
+  local events, members, first, last = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6], ARGV[i + 7]
+  i = i + 8
   local new = 0
   for j = i, i + events - 1 do
-    if redis.call('SET', 'ds:usage:seen:' .. ARGV[j], '1', 'NX', 'EX', ttl) then new = new + 1 end
+    new = new + redis.call('SADD', seen, ARGV[j])
   end
+  redis.call('EXPIRE', seen, ttl)
   i = i + events
   if new > 0 then
     redis.call('SADD', base .. ':docs:' .. day, unpack(ARGV, i, i + members - 1))
@@ -101,7 +107,8 @@ export class RedisUsageStore implements UsageStore {
     const entries = usageEntries(records);
     const scripts: string[][] = [];
     for (let start = 0; start < entries.length; start += RECORDS_PER_SCRIPT) {
-      scripts.push(recordArguments(entries.slice(start, start + RECORDS_PER_SCRIPT), this.dedupeWindowSeconds));
+      const end = start + RECORDS_PER_SCRIPT;
+      scripts.push(recordArguments(records.slice(start, end), entries.slice(start, end), this.dedupeWindowSeconds));
     }
     await this.guard(() => Promise.all(scripts.map((args) => this.redis.eval(RECORD, { arguments: args }))));
   }
@@ -148,30 +155,49 @@ interface RecordGroup {
   licenseKey: string;
   day: string;
   month: string;
+  minute: string;
   eventIds: string[];
   members: Set<string>;
   first: string;
   last: string;
 }
 
-/** The RECORD script's arguments: the entries grouped by license key and day. */
-function recordArguments(entries: UsageEntry[], ttlSeconds: number): string[] {
+/** The RECORD script's arguments: the entries grouped by license key, day and minute received. */
+function recordArguments(records: UsageRecord[], entries: UsageEntry[], ttlSeconds: number): string[] {
   const groups = new Map<string, RecordGroup>();
-  for (const e of entries) {
-    const key = `${e.day}:${e.licenseKey}`;
+  entries.forEach((e, index) => {
+    const minute = minuteReceived(records[index], e);
+    const key = `${minute}|${e.day}|${e.licenseKey}`;
     const group = groups.get(key);
     if (!group) {
-      groups.set(key, { ...e, eventIds: [e.eventId], members: new Set([e.member]), first: e.openedAt, last: e.openedAt });
-      continue;
+      groups.set(key, { ...e, minute, eventIds: [seenMember(e.eventId)], members: new Set([e.member]), first: e.openedAt, last: e.openedAt });
+      return;
     }
-    group.eventIds.push(e.eventId);
+    group.eventIds.push(seenMember(e.eventId));
     group.members.add(e.member);
     if (e.openedAt < group.first) group.first = e.openedAt;
     if (e.openedAt > group.last) group.last = e.openedAt;
-  }
+  });
   const args = [String(ttlSeconds)];
   for (const g of groups.values()) {
-    args.push(g.licenseKey, g.day, g.month, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.eventIds, ...g.members);
+    args.push(g.licenseKey, g.day, g.month, g.minute, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.eventIds, ...g.members);
   }
   return args;
+}
+
+/**
+ * The UTC minute (YYYY-MM-DDTHH:MM) an event was received: set once on
+ * acceptance, so an event and its replayed copies share it. A record without
+ * a usable receivedAt (not written by us) falls back to when it was opened.
+ */
+function minuteReceived(record: UsageRecord, entry: UsageEntry): string {
+  const received = Date.parse(record.receivedAt);
+  return Number.isNaN(received) ? entry.openedAt.slice(0, 16) : new Date(received).toISOString().slice(0, 16);
+}
+
+const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
+
+/** An eventId as a member of its minute's set: a UUID as its 16 bytes in base64url (22 characters), anything else as it is after "~" (not in that alphabet). */
+function seenMember(eventId: string): string {
+  return UUID.test(eventId) ? Buffer.from(eventId.replaceAll("-", ""), "hex").toString("base64url") : `~${eventId}`;
 }

@@ -386,24 +386,34 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(usageStore, "RedisUsageStore"));
 
-  test("an applied eventId is kept for the dedupe window (7 days by default); a query leaves no temporary key behind", async () => {
+  test("applied eventIds are kept per minute received for the dedupe window (7 days by default); a query leaves no temporary key behind", async () => {
     const record = open(newKey("ttl"), "a", "2026-11-20T10:00:00.000Z");
     await usageStore.record([record]);
-    const ttl = await client.ttl(`ds:usage:seen:${record.eventId}`);
+    const seen = "ds:usage:seen:2026-11-20T10:00";
+    assert.equal(await client.sIsMember(seen, Buffer.from(record.eventId.replaceAll("-", ""), "hex").toString("base64url")), 1);
+    const ttl = await client.ttl(seen);
     assert.ok(ttl > WEEK_S - 60 && ttl <= WEEK_S, `ttl ${ttl}`);
     await usageStore.usage(record.licenseKey, "2026-11-01", "2026-11-30");
     assert.deepEqual(await client.keys("ds:usage:tmp:*"), []);
   });
 
+  test("eventIds that are not UUIDs are remembered too", async () => {
+    const record = { ...open(newKey("ids"), "a", "2026-11-20T10:00:00.000Z"), eventId: "not-a-uuid-1" };
+    await usageStore.record([record]);
+    await usageStore.record([record, { ...record, eventId: "not-a-uuid-2" }]);
+    assert.equal((await usageStore.usage(record.licenseKey, "2026-11-20", "2026-11-20")).opens, 2);
+  });
+
   test("a replay within a one-second dedupe window is skipped; after it, the open counts again, never the document", async () => {
     const shortWindow = new RedisUsageStore(client, 1);
-    const record = open(newKey("window"), "a", "2026-11-20T10:00:00.000Z");
+    // a minute no other test receives events in: this store expires that minute's set after a second
+    const record = open(newKey("window"), "a", "2030-06-15T03:00:00.000Z");
     await shortWindow.record([record]);
     await shortWindow.record([record]);
-    assert.equal((await shortWindow.usage(record.licenseKey, "2026-11-20", "2026-11-20")).opens, 1);
+    assert.equal((await shortWindow.usage(record.licenseKey, "2030-06-15", "2030-06-15")).opens, 1);
     await sleep(1100);
     await shortWindow.record([record]);
-    const usage = await shortWindow.usage(record.licenseKey, "2026-11-20", "2026-11-20");
+    const usage = await shortWindow.usage(record.licenseKey, "2030-06-15", "2030-06-15");
     assert.deepEqual([usage.documents, usage.opens], [1, 2]);
   });
 
