@@ -88,6 +88,14 @@ export const SPEC_SCHEMA = {
         replicationFactor: { type: "integer", minimum: 1, maximum: 10, default: 3, description: "Replication factor of the topic (fixed after creation)." },
         retentionHours: { type: "integer", minimum: 1, default: 168, description: "retention.ms of the topic, in hours." },
         deleteTopicsOnDelete: { type: "boolean", default: false, description: "Delete the topic when this DocService is deleted." },
+        dedupeWindowHours: {
+          type: "integer",
+          minimum: 1,
+          maximum: 8760,
+          default: 168,
+          description:
+            "How long the usage aggregator remembers the ids of applied events (TELEMETRY_DEDUPE_WINDOW_SECONDS): an event replayed from a pod's spool after a longer Kafka outage would count its open twice, never its document. Redis holds about 75 bytes per event for this long.",
+        },
       },
     },
     redis: {

@@ -78,7 +78,7 @@ describe("desired state", () => {
   test("the aggregator scales on Kafka lag with KEDA when installed, else an HPA; never both", () => {
     const spec = {
       components: { telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 50 } } },
-      kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 12, replicationFactor: 3, retentionHours: 168, deleteTopicsOnDelete: false },
+      kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 12, replicationFactor: 3, retentionHours: 168, deleteTopicsOnDelete: false, dedupeWindowHours: 24 },
       expectedLoad: { sign: 0, convert: 0, collect: 20_000, auth: 0 },
     };
     const withKeda = desiredState(resource(spec), { profile, kedaInstalled: true }).objects;
@@ -92,6 +92,8 @@ describe("desired state", () => {
     assert.deepEqual(kinds(withoutKeda, "acme-telemetry-aggregator"), ["Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget"]);
     const forcedHpa = desiredState(resource({ ...spec, autoscaling: { mode: "hpa", headroom: 1.3 } }), { profile, kedaInstalled: true }).objects;
     assert.ok(!find(forcedHpa, "ScaledObject", "acme-telemetry-aggregator"));
+    const config = (find(withKeda, "ConfigMap", "acme-config") as any).data;
+    assert.equal(config.TELEMETRY_DEDUPE_WINDOW_SECONDS, "86400");
   });
 
   test("config: service addresses and backends in the ConfigMap, secrets only as references", () => {

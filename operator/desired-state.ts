@@ -116,7 +116,12 @@ function configMap(resource: DocService): KubeObject {
     CONVERSION_BACKEND: spec.conversion.backend,
     ...(spec.conversion.gotenbergUrl ? { GOTENBERG_URL: spec.conversion.gotenbergUrl } : {}),
     ...(spec.kafka
-      ? { KAFKA_BROKERS: spec.kafka.bootstrapServers.join(","), TELEMETRY_TOPIC: spec.kafka.topic, TELEMETRY_CONSUMER_GROUP: `${name}-usage-aggregator` }
+      ? {
+          KAFKA_BROKERS: spec.kafka.bootstrapServers.join(","),
+          TELEMETRY_TOPIC: spec.kafka.topic,
+          TELEMETRY_CONSUMER_GROUP: `${name}-usage-aggregator`,
+          TELEMETRY_DEDUPE_WINDOW_SECONDS: String(spec.kafka.dedupeWindowHours * 3600),
+        }
       : {}),
     ...(spec.hsm
       ? { SIGNING_KEY_BACKEND: "pkcs11", PKCS11_MODULE: spec.hsm.modulePath, PKCS11_TOKEN_LABEL: spec.hsm.tokenLabel, PKCS11_KEY_LABEL: spec.hsm.keyLabel }
