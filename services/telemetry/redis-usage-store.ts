@@ -8,7 +8,7 @@ import type { Usage, UsageStore } from "./usage-store.js";
  * Keys (exact counts: sets, never HyperLogLog):
  *   ds:usage:seen:<minute>                SET of the applied eventIds received in that UTC minute
  *                                         (YYYY-MM-DDTHH:MM), kept for the dedupe window after its last write;
- *                                         a minute, so an expiring set is small enough to free at once
+ *                                         a minute, so expiring sets stay small (README: lazyfree-lazy-expire)
  *   ds:usage:key:<licenseKey>:docs:<day>   SET of document members that UTC day (YYYY-MM-DD)
  *   ds:usage:key:<licenseKey>:docs:<month> SET of document members that month (YYYY-MM)
  *   ds:usage:key:<licenseKey>:opens        HASH <day> → opens, <month> → opens
