@@ -362,8 +362,9 @@ async function main(): Promise<void> {
             console.log(`    round ${round}: ratio ours/bare ${(ours.eventsPerS / bare.eventsPerS).toFixed(2)}`);
             rounds.push({ ours, bare });
           }
-          console.log(`    ${ceilingText(rounds, floor)}`);
-          results.push({ logLevel, k, rounds, ceiling: ceilingRatio(rounds, floor) });
+          const ceiling = ceilingRatio(rounds, floor);
+          console.log(`    ${ceilingText(rounds, floor, ceiling)}`);
+          results.push({ logLevel, k, rounds, ceiling });
         }
         await checkUsage(platform, day);
       } finally {
@@ -431,14 +432,14 @@ function ceilingRatio(rounds: Round[], floor: KafkaFloor): number {
   return mostEventsPerS / median(rounds.map((r) => r.bare.eventsPerS));
 }
 
-function ceilingText(rounds: Round[], floor: KafkaFloor): string {
+function ceilingText(rounds: Round[], floor: KafkaFloor, ceiling: number): string {
   const cores = availableParallelism();
   const floorUs = floorCpuPerEventUs(rounds, floor);
   const goalRate = GOAL_RATIO * median(rounds.map((r) => r.bare.eventsPerS));
   const spentUs = median(rounds.map((r) => r.ours.cpuPerEventUs + r.ours.sharedCpuPerEventUs));
   return (
     `ceiling: reading, parsing and answering (bare handler), the load generator and Kafka at its best (one record written and read) need ${floorUs.toFixed(1)} µs of CPU per event, ` +
-    `so ${cores} cores allow at most ${((cores * 1e6) / floorUs).toFixed(0)} events/s, ${ceilingRatio(rounds, floor).toFixed(2)} of the bare rate, ` +
+    `so ${cores} cores allow at most ${((cores * 1e6) / floorUs).toFixed(0)} events/s, ${ceiling.toFixed(2)} of the bare rate, ` +
     `even if validation, counting and Redis cost nothing; the goal (${goalRate.toFixed(0)} events/s) allows ${((cores * 1e6) / goalRate).toFixed(1)} µs per event ` +
     `for everything, and the platform, Kafka, Redis and the load generator spend ${spentUs.toFixed(1)} µs now`
   );

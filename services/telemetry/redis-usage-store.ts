@@ -166,11 +166,12 @@ interface RecordGroup {
 function recordArguments(records: UsageRecord[], entries: UsageEntry[], ttlSeconds: number): string[] {
   const groups = new Map<string, RecordGroup>();
   entries.forEach((e, index) => {
-    const minute = minuteReceived(records[index], e);
+    const minute = minuteReceived(records[index]);
     const key = `${minute}|${e.day}|${e.licenseKey}`;
     const group = groups.get(key);
     if (!group) {
-      groups.set(key, { ...e, minute, eventIds: [seenMember(e.eventId)], members: new Set([e.member]), first: e.openedAt, last: e.openedAt });
+      const { licenseKey, day, month, openedAt } = e;
+      groups.set(key, { licenseKey, day, month, minute, eventIds: [seenMember(e.eventId)], members: new Set([e.member]), first: openedAt, last: openedAt });
       return;
     }
     group.eventIds.push(seenMember(e.eventId));
@@ -186,13 +187,13 @@ function recordArguments(records: UsageRecord[], entries: UsageEntry[], ttlSecon
 }
 
 /**
- * The UTC minute (YYYY-MM-DDTHH:MM) an event was received: set once on
- * acceptance, so an event and its replayed copies share it. A record without
- * a usable receivedAt (not written by us) falls back to when it was opened.
+ * The minute an event was received (YYYY-MM-DDTHH:MM, from the ISO 8601 UTC
+ * receivedAt set once on acceptance): an event and its replayed copies carry
+ * the same text, so it needs no parsing. A record without one (not written by
+ * us) shares one set with the others like it.
  */
-function minuteReceived(record: UsageRecord, entry: UsageEntry): string {
-  const received = Date.parse(record.receivedAt);
-  return Number.isNaN(received) ? entry.openedAt.slice(0, 16) : new Date(received).toISOString().slice(0, 16);
+function minuteReceived(record: UsageRecord): string {
+  return typeof record.receivedAt === "string" ? record.receivedAt.slice(0, 16) : "";
 }
 
 const UUID = /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i;
