@@ -10,6 +10,8 @@
  *          and signs with node-forge's pure-JS RSA) → signpdf.sign. The anchor for both keys.
  * Every pipeline's output is checked once with poppler's pdfsig before anything is timed.
  * Figures are ratios measured in the same run (machines are shared and noisy).
+ * POST /v1/sign over HTTP is measured by bench/sign-http.bench.ts, which `npm run bench:sign`
+ * runs next, after installing what both need (scripts/testenv/setup.sh: SoftHSM2, OpenSC, poppler).
  */
 import { X509Certificate, createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -229,9 +231,7 @@ try {
     goals.push([`${name} 20p/1p cost (goal < 3x)`, ratio, ratio < 3]);
   }
   for (const [label, value, ok] of goals) console.log(`  ${label.padEnd(40)} ${value.toFixed(2)}x  ${verdict(ok)}`);
-  console.log(`  (naive 1 page: ${rate("naive 1p").toFixed(1)} docs/s here; the issue measured about 32/s)`);
   console.log("");
-  console.log("HTTP POST /v1/sign p50/p99 at concurrency 8: not measured, the route does not exist yet.");
   console.log(`Run time: ${((performance.now() - started) / 1000).toFixed(1)} s`);
 } finally {
   for (const key of keys) await key.close();

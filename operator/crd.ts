@@ -1,7 +1,8 @@
 /**
  * The DocService CustomResourceDefinition: one source for the chart's CRD file
- * (`npm run generate:crd` writes it; a test fails when it is stale) and for the
- * operator's types (operator/types.ts mirrors this schema).
+ * (`npm run generate` writes it; operator/write-crd.test.ts fails when it is
+ * stale or drops a key) and for the operator's types (operator/types.ts
+ * mirrors this schema).
  */
 
 export const GROUP = "docservice.dev";

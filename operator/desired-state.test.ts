@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { desiredState, type Environment } from "./desired-state.js";
+import { desiredState, internalTokenSecret, type Environment } from "./desired-state.js";
 import type { DocService, KubeObject } from "./types.js";
 
 const profile: Environment["profile"] = {
@@ -53,6 +53,28 @@ describe("desired state", () => {
     const selector = { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/component": "gateway" };
     assert.deepEqual(gateway.spec.selector.matchLabels, selector);
     assert.deepEqual({ ...gateway.spec.template.metadata.labels, ...selector }, gateway.spec.template.metadata.labels);
+  });
+
+  test("internal gRPC: bound beyond loopback, every component gets the internal token from the operator's Secret", () => {
+    const { objects } = desiredState(resource({ redis: { address: "redis:6379" } }), { profile, kedaInstalled: false });
+    assert.equal((find(objects, "ConfigMap", "acme-config") as any).data.GRPC_HOST, "0.0.0.0");
+    const deployments = objects.filter((o) => o.kind === "Deployment") as any[];
+    assert.equal(deployments.length, 6);
+    for (const deployment of deployments) {
+      const env = deployment.spec.template.spec.containers[0].env;
+      assert.deepEqual(
+        env.filter((e: any) => e.name === "DOCSERVICE_INTERNAL_TOKEN"),
+        [{ name: "DOCSERVICE_INTERNAL_TOKEN", valueFrom: { secretKeyRef: { name: "acme-internal-token", key: "token" } } }],
+        deployment.metadata.name,
+      );
+    }
+    assert.ok(!objects.some((o) => o.kind === "Secret"), "the Secret is created once by the reconciler, never applied");
+    const secret = internalTokenSecret(resource(), "t".repeat(48)) as any;
+    assert.equal(secret.metadata.name, "acme-internal-token");
+    assert.deepEqual(secret.stringData, { token: "t".repeat(48) });
+    assert.deepEqual(secret.metadata.ownerReferences, [
+      { apiVersion: "docservice.dev/v1alpha1", kind: "DocService", name: "acme", uid: "uid-1", controller: true, blockOwnerDeletion: true },
+    ]);
   });
 
   test("fixed replicas above one get a PodDisruptionBudget and no autoscaler", () => {

@@ -43,6 +43,24 @@ const ROLE: Record<ComponentName, string> = {
 const kebab = (name: ComponentName) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 export const deploymentName = (resource: string, component: ComponentName) => `${resource}-${kebab(component)}`;
 export const configMapName = (resource: string) => `${resource}-config`;
+/** The Secret holding DOCSERVICE_INTERNAL_TOKEN, the gateway's identity towards the backends. */
+export const internalTokenSecretName = (resource: string) => `${resource}-internal-token`;
+export const INTERNAL_TOKEN_KEY = "token";
+
+/**
+ * The internal-token Secret with the given value. Created only when absent
+ * (see the reconciler), never applied: a new random value on every reconcile
+ * would rotate it each time.
+ */
+export function internalTokenSecret(resource: DocService, token: string): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: metadata(resource, internalTokenSecretName(resource.metadata.name)),
+    type: "Opaque",
+    stringData: { [INTERNAL_TOKEN_KEY]: token },
+  };
+}
 
 export function desiredState(resource: DocService, environment: Environment): DesiredState {
   const { spec } = resource;
@@ -106,6 +124,8 @@ function configMap(resource: DocService): KubeObject {
   const address = (component: ComponentName) => `${deploymentName(name, component)}:${GRPC_PORT}`;
   const data: Record<string, string> = {
     HOST: "0.0.0.0",
+    // reached from the gateway's pod, so not loopback; callers authenticate with DOCSERVICE_INTERNAL_TOKEN
+    GRPC_HOST: "0.0.0.0",
     GRPC_PORT: String(GRPC_PORT),
     LOG_LEVEL: "info",
     DOCSERVICE_DATA_DIR: "/var/lib/docservice",
@@ -155,6 +175,7 @@ function secretEnv(resource: DocService): object[] {
       env.push({ name: variable, valueFrom: { secretKeyRef: { name: spec.smtp.secretName, key, optional } } });
     }
   }
+  env.push({ name: "DOCSERVICE_INTERNAL_TOKEN", valueFrom: { secretKeyRef: { name: internalTokenSecretName(resource.metadata.name), key: INTERNAL_TOKEN_KEY } } });
   return env;
 }
 

@@ -15,6 +15,7 @@ import {
   V1MicroTime,
   type KubernetesObject,
   type V1Lease,
+  type V1Secret,
 } from "@kubernetes/client-node";
 import { GROUP, PLURAL, VERSION } from "./crd.js";
 import type { LeaseRecord, LeaseStore } from "./leader-election.js";
@@ -92,6 +93,11 @@ export class KubeApi {
     const secret = await unlessNotFound(this.core.readNamespacedSecret({ namespace, name }));
     if (!secret) return false;
     return key === undefined || Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key);
+  }
+
+  /** Creates the Secret; false when one by that name already exists (409), which is left as it is. */
+  async createSecretIfAbsent(secret: KubeObject): Promise<boolean> {
+    return unlessConflict(this.core.createNamespacedSecret({ namespace: secret.metadata.namespace, body: secret as V1Secret }));
   }
 
   /** A Kubernetes Event on the resource (best effort: an Event that cannot be written is not worth a failed reconcile). */

@@ -5,9 +5,9 @@
  * changed (a hash annotation records what was applied), and the status is
  * written only when it changed, so an unchanged resource costs no writes.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import { desiredState, type DesiredComponent } from "./desired-state.js";
+import { desiredState, INTERNAL_TOKEN_KEY, internalTokenSecret, internalTokenSecretName, type DesiredComponent } from "./desired-state.js";
 import { deleteTopic, ensureTopic } from "./kafka-topics.js";
 import { FIELD_MANAGER, type KubeApi } from "./kube-api.js";
 import type { SizingProfile } from "./sizing.js";
@@ -38,9 +38,14 @@ export class Reconciler {
     if (await this.syncFinalizer(resource)) return; // the update re-triggers a reconcile
 
     const problems = await this.missingReferences(resource);
+    const applied: string[] = [];
+    try {
+      if (await this.ensureInternalToken(resource)) applied.push(`Secret/${internalTokenSecretName(name)}`);
+    } catch (error) {
+      problems.push(`cannot create Secret ${internalTokenSecretName(name)}: ${(error as Error).message}`);
+    }
     const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
     const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled });
-    const applied: string[] = [];
     for (const object of desired.objects) {
       try {
         if (await this.applyIfChanged(object)) applied.push(`${object.kind}/${object.metadata.name}`);
@@ -71,6 +76,20 @@ export class Reconciler {
     const metadata = { ...object.metadata, annotations: { [HASH_ANNOTATION]: hash } };
     await this.deps.api.apply({ ...object, metadata });
     return true;
+  }
+
+  /**
+   * The internal token every component shares (DOCSERVICE_INTERNAL_TOKEN):
+   * 48 random base64url characters, created once and never rotated by the
+   * operator. Returns whether it was created now.
+   */
+  private async ensureInternalToken(resource: DocService): Promise<boolean> {
+    const { namespace, name } = resource.metadata;
+    const exists = () => this.deps.api.secretKeyExists(namespace, internalTokenSecretName(name), INTERNAL_TOKEN_KEY);
+    if (await exists()) return false; // the usual case: a read, no write
+    if (await this.deps.api.createSecretIfAbsent(internalTokenSecret(resource, randomBytes(36).toString("base64url")))) return true;
+    if (await exists()) return false; // another writer created it first
+    throw new Error(`it exists without the key ${INTERNAL_TOKEN_KEY}`);
   }
 
   /** Secrets the spec names that do not exist (or lack the key): reported, not crashed on. */

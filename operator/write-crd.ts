@@ -1,14 +1,12 @@
 /**
  * Writes the DocService CRD (operator/crd.ts) as YAML for the Helm chart:
  * `node --import tsx operator/write-crd.ts [file]` (no file: stdout).
- * `npm run generate` writes the chart's copy; `npm test` fails when it is stale.
+ * `npm run generate` writes the chart's copy; operator/write-crd.test.ts fails
+ * when that copy is stale or does not parse back to the CRD object.
  */
 import { writeFileSync } from "node:fs";
-import { dumpYaml } from "@kubernetes/client-node";
-import { CRD } from "./crd.js";
+import { crdYaml } from "./crd-yaml.js";
 
-const HEADER = "# Generated from operator/crd.ts by `npm run generate`; do not edit.\n";
-const yaml = HEADER + dumpYaml(CRD, { lineWidth: -1, noRefs: true });
 const [file] = process.argv.slice(2);
-if (file) writeFileSync(file, yaml);
-else process.stdout.write(yaml);
+if (file) writeFileSync(file, crdYaml());
+else process.stdout.write(crdYaml());

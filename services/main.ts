@@ -4,6 +4,8 @@ import { TelemetryServiceService } from "../gen/ts-proto/docservice/v1/telemetry
 import type { ConversionApi } from "./conversion/conversion-service.js";
 import { remoteConversion } from "./conversion/conversion-grpc.js";
 import { CONVERSION_SERVICE_NAME, provisionConversion } from "./conversion/provision.js";
+import type { CredentialCheck } from "./access/admit.js";
+import { cannotCheckApiKeys, InternalTransport } from "./access/internal-transport.js";
 import { ConfigError, loadConfig, type Config } from "./core/config.js";
 import { ServiceError } from "./core/errors.js";
 import type { GrpcDefinition } from "./core/unary-api.js";
@@ -14,6 +16,7 @@ import { hostedUnary, startGrpcHost, type HostedService } from "./core/grpc-host
 import type { HealthCheck } from "./core/health.js";
 import { createLogger, type Logger } from "./core/logger.js";
 import { startGateway } from "./gateway/gateway.js";
+import { failRequestsOnUncaughtErrors } from "./gateway/request-scope.js";
 import { keyServiceBridge, KEY_SERVICE_NAME } from "./keys/bridge.js";
 import type { KeyServiceApi } from "./keys/key-service.js";
 import { provisionKeyService } from "./keys/provision.js";
@@ -45,7 +48,7 @@ interface Backends {
 }
 
 /** Starts the backend services this role runs in-process, on one gRPC port. */
-async function startBackends(role: Role, config: Config, logger: Logger, stops: Stop[]): Promise<Partial<Backends>> {
+async function startBackends(role: Role, config: Config, transport: InternalTransport, logger: Logger, stops: Stop[]): Promise<Partial<Backends>> {
   const dataDir = new DataDir(config.dataDir);
   const hosted: HostedService[] = [];
   const backends: Partial<Backends> = { health: {} };
@@ -65,7 +68,8 @@ async function startBackends(role: Role, config: Config, logger: Logger, stops: 
   }
   if (role === "all" || role === "signing") {
     // Signing alone converts DOCX through a remote ConversionService.
-    const conversion = backends.conversion ?? remoteConversion(requiredAddress(config, "CONVERSION_SERVICE_ADDR", config.conversionServiceAddress), config.conversionTimeoutMs + config.backendTimeoutMs);
+    const conversion =
+      backends.conversion ?? remoteConversion(requiredAddress(config, "CONVERSION_SERVICE_ADDR", config.conversionServiceAddress), config.conversionTimeoutMs + config.backendTimeoutMs, transport);
     const signing = await provisionSigning(config, dataDir, conversion, logger);
     stops.push(signing.close);
     hosted.push(signing.hosted);
@@ -85,10 +89,34 @@ async function startBackends(role: Role, config: Config, logger: Logger, stops: 
     stops.unshift(await serveMetrics(config, logger));
   }
   if (hosted.length > 0) {
-    const host = await startGrpcHost(config.host, config.grpcPort, hosted, logger);
+    const host = await startGrpcHost({ host: config.grpcHost, port: config.grpcPort, transport, credentials: credentialCheck(config, transport, backends.keys) }, hosted, logger);
     stops.unshift(host.shutdown);
   }
   return backends;
+}
+
+function internalTransport(config: Config): InternalTransport {
+  const tls = config.grpcTlsCertFile &&
+    config.grpcTlsKeyFile &&
+    config.grpcTlsCaFile && { certFile: config.grpcTlsCertFile, keyFile: config.grpcTlsKeyFile, caFile: config.grpcTlsCaFile, reloadIntervalMs: config.grpcTlsReloadMs };
+  return new InternalTransport({ tls: tls || undefined, gatewayNames: config.grpcGatewayNames, internalToken: config.internalToken });
+}
+
+/**
+ * How this process's gRPC services admit callers: the admin token, and API
+ * keys checked by KeyService (in-process when it runs here, else over gRPC as
+ * the gateway would).
+ */
+function credentialCheck(config: Config, transport: InternalTransport, localKeys: KeyServiceApi | undefined): CredentialCheck {
+  const keys =
+    localKeys ??
+    (config.keysServiceAddress
+      ? remoteApi(KeyServiceService, { serviceName: "Key service", address: config.keysServiceAddress, timeoutMs: config.backendTimeoutMs, transport }).api
+      : undefined);
+  return {
+    adminToken: config.adminToken,
+    authenticate: keys ? async (apiKey) => (await keys.authenticate({ apiKey })).principal! : cannotCheckApiKeys,
+  };
 }
 
 function requiredAddress(config: Config, name: string, value: string | undefined): string {
@@ -101,22 +129,22 @@ function requiredAddress(config: Config, name: string, value: string | undefined
  * backend whose address is unset is not deployed with this gateway: its
  * routes answer 503 saying so, and /v1/health leaves it out.
  */
-function remoteBackends(config: Config, logger: Logger): Backends {
+function remoteBackends(config: Config, transport: InternalTransport, logger: Logger): Backends {
   const health: Record<string, HealthCheck> = {};
   function backend<T>(name: string, variable: string, address: string | undefined, serviceName: string, client: (address: string) => T): T {
     if (!address) {
       logger.warn(`${variable} is unset: the ${name} routes answer 503`);
       return notDeployed(name, variable) as T;
     }
-    health[name] = remoteHealthCheck(address, serviceName, config.backendTimeoutMs);
+    health[name] = remoteHealthCheck(address, serviceName, config.backendTimeoutMs, transport);
     return client(address);
   }
   const unary = <D extends GrpcDefinition>(definition: D, serviceName: string, timeoutMs = config.backendTimeoutMs) => (address: string) =>
-    remoteApi(definition, { serviceName, address, timeoutMs }).api;
+    remoteApi(definition, { serviceName, address, timeoutMs, transport }).api;
   return {
     keys: backend("keys", "KEYS_SERVICE_ADDR", config.keysServiceAddress, KEY_SERVICE_NAME, unary(KeyServiceService, "Key service")),
     conversion: backend("conversion", "CONVERSION_SERVICE_ADDR", config.conversionServiceAddress, CONVERSION_SERVICE_NAME, (address) =>
-      remoteConversion(address, config.conversionTimeoutMs + config.backendTimeoutMs),
+      remoteConversion(address, config.conversionTimeoutMs + config.backendTimeoutMs, transport),
     ),
     // A sign may wait for a DOCX conversion and a time-stamp as well as the signature.
     signing: backend(
@@ -141,9 +169,13 @@ function notDeployed(name: string, variable: string): object {
 
 async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]> {
   const stops: Stop[] = [];
-  const local = await startBackends(role, config, logger, stops);
+  const transport = internalTransport(config);
+  if (role === "gateway" && !transport.encrypted && !config.internalToken) {
+    throw new ConfigError(["GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE, GRPC_TLS_CA_FILE or DOCSERVICE_INTERNAL_TOKEN: a gateway started alone needs one to prove to the backends that it is the gateway"]);
+  }
+  const local = await startBackends(role, config, transport, logger, stops);
   if (role !== "all" && role !== "gateway") return stops;
-  const backends = role === "all" ? (local as Backends) : remoteBackends(config, logger);
+  const backends = role === "all" ? (local as Backends) : remoteBackends(config, transport, logger);
   const gateway = await startGateway({
     settings: config,
     logger,
@@ -166,6 +198,7 @@ async function main(): Promise<void> {
   if (!ROLES.includes(role)) throw new ConfigError([`role "${role}": expected one of ${ROLES.join(", ")}`]);
   const config = loadConfig();
   const logger = createLogger(config.logLevel).child({ role });
+  failRequestsOnUncaughtErrors(logger);
   const stops = await start(role, config, logger);
   if (role === "all" || role === "gateway") {
     const mail = config.smtpHost ? `SMTP ${config.smtpHost}:${config.smtpPort}` : new DataDir(config.dataDir).path("outbox");

@@ -1,5 +1,6 @@
-import { credentials, makeGenericClientConstructor, Metadata, type ServerDuplexStream, type ServiceError as GrpcServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, type ServerDuplexStream, type ServiceError as GrpcServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { ConversionServiceService, type ConvertRequest, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
+import type { InternalTransport } from "../access/internal-transport.js";
 import { ServiceError } from "../core/errors.js";
 import { fromGrpcError, toGrpcStatus } from "../core/grpc-errors.js";
 import { GRPC_CHANNEL_OPTIONS } from "../core/grpc-limits.js";
@@ -56,14 +57,14 @@ export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number)
 }
 
 /** ConversionService over gRPC, for a gateway or signing service running apart from it. */
-export function remoteConversion(address: string, timeoutMs: number): ConversionApi & { close(): void } {
+export function remoteConversion(address: string, timeoutMs: number, transport: InternalTransport): ConversionApi & { close(): void } {
   const Client = makeGenericClientConstructor(ConversionServiceService, "ConversionService");
-  const client = new Client(address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS) as any;
+  const client = new Client(address, transport.channelCredentials(), GRPC_CHANNEL_OPTIONS) as any;
   return {
     close: () => client.close(),
     convert: (input) =>
       new Promise<ConvertOutput>((resolve, reject) => {
-        const call = client.convert(new Metadata(), { deadline: new Date(Date.now() + timeoutMs) });
+        const call = client.convert(transport.callMetadata(), { deadline: new Date(Date.now() + timeoutMs) });
         const parts: Buffer[] = [];
         let header: ConvertResponse["header"];
         call.on("data", (message: ConvertResponse) => {

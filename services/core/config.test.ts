@@ -21,7 +21,14 @@ describe("loadConfig defaults", () => {
     assert.deepEqual(config, {
       port: 8080,
       host: "0.0.0.0",
-      grpcPort: 50051,
+      grpcHost: "127.0.0.1",
+      grpcPort: "auto",
+      grpcTlsCertFile: undefined,
+      grpcTlsKeyFile: undefined,
+      grpcTlsCaFile: undefined,
+      grpcTlsReloadMs: 60000,
+      grpcGatewayNames: ["docservice-gateway"],
+      internalToken: undefined,
       dataDir: "./.data",
       logLevel: "info",
       adminToken: undefined,
@@ -189,15 +196,11 @@ describe("loadConfig errors", () => {
     ["PORT", "-1"],
     ["PORT", "80.5"],
     ["GRPC_PORT", "x"],
-    ["REDIS_URL", "http://x"],
-    ["REDIS_URL", "not a url"],
     ["RATE_LIMIT_VERIFY_PER_IP", "5"],
     ["RATE_LIMIT_REGISTER_PER_EMAIL", "0/60"],
     ["RATE_LIMIT_REGISTER_PER_IP", "5/0"],
     ["RATE_LIMIT_VERIFY_PER_EMAIL", "5/60s"],
     ["LOG_LEVEL", "verbose"],
-    ["DOCSERVICE_ADMIN_TOKEN", "short"],
-    ["KEYS_CODE_PEPPER", "tooshort"],
     ["KEYS_CODE_TTL_SECONDS", "0"],
     ["KEYS_CODE_MAX_ATTEMPTS", "-3"],
     ["KEYS_AUTH_CACHE_TTL_MS", "-1"],
@@ -213,6 +216,34 @@ describe("loadConfig errors", () => {
     });
   }
 
+  const secrets: [string, string][] = [
+    ["DOCSERVICE_ADMIN_TOKEN", "short-admin"],
+    ["KEYS_CODE_PEPPER", "tooshort"],
+    ["DOCSERVICE_INTERNAL_TOKEN", "not-32-characters-long"],
+    ["REDIS_URL", "http://:hunter2-password@redis:6379"],
+    ["REDIS_URL", "not a url hunter2"],
+  ];
+  for (const [name, value] of secrets) {
+    test(`${name}: a bad secret is named with its rule, never shown`, () => {
+      const error = configError({ [name]: value });
+      assert.equal(error.problems.length, 1, error.message);
+      assert.match(error.problems[0], new RegExp(`^${name}: \\S`));
+      assert.ok(!error.message.includes(value), error.message);
+      for (const part of value.split(/[^\w-]+/).filter((p) => p.length >= 5)) assert.ok(!error.message.includes(part), `${part} in ${error.message}`);
+    });
+  }
+
+  test("the gRPC TLS files come all three or none", () => {
+    assert.equal(loadConfig({ GRPC_TLS_CERT_FILE: "/c", GRPC_TLS_KEY_FILE: "/k", GRPC_TLS_CA_FILE: "/ca" }).grpcTlsCaFile, "/ca");
+    const error = configError({ GRPC_TLS_CERT_FILE: "/c", GRPC_TLS_KEY_FILE: "/k" });
+    assert.match(error.problems[0], /set all three .* \(only GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE is set\)/);
+  });
+
+  test("GRPC_PORT is auto or a port", () => {
+    assert.equal(loadConfig({ GRPC_PORT: "50099" }).grpcPort, 50099);
+    assert.equal(loadConfig({ GRPC_PORT: "auto" }).grpcPort, "auto");
+  });
+
   test("every bad value is reported at once", () => {
     const error = configError({
       PORT: "abc",
@@ -221,9 +252,9 @@ describe("loadConfig errors", () => {
       LOG_LEVEL: "loud",
       HOST: "localhost",
     });
-    const named = error.problems.map((p) => p.slice(0, p.indexOf("=")));
+    const named = error.problems.map((p) => /^[A-Z_]+/.exec(p)![0]);
     assert.deepEqual(named.sort(), ["LOG_LEVEL", "PORT", "RATE_LIMIT_VERIFY_PER_IP", "REDIS_URL"]);
-    for (const name of named) assert.ok(error.message.includes(`  - ${name}=`), error.message);
+    for (const name of named) assert.ok(error.message.includes(`  - ${name}`), error.message);
     assert.match(error.message, /^Invalid configuration:\n/);
   });
 });

@@ -8,10 +8,16 @@ interface Variable<T> {
   schema: z.ZodType<T>;
   default: string | undefined;
   doc: string;
+  /** Its value is never shown, not even in the error naming a bad one. */
+  secret: boolean;
 }
 
 function variable<T>(name: string, schema: z.ZodType<T>, defaultValue: string | undefined, doc: string): Variable<T> {
-  return { name, schema, default: defaultValue, doc };
+  return { name, schema, default: defaultValue, doc, secret: false };
+}
+
+function secret<T>(name: string, schema: z.ZodType<T>, doc: string): Variable<T> {
+  return { name, schema, default: undefined, doc, secret: true };
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -38,8 +44,29 @@ export type Rate = z.output<typeof rate>;
 /** Every setting of the platform. README.md's configuration table lists each one (a test checks). */
 export const VARIABLES = {
   port: variable("PORT", port, "8080", "HTTP port of the gateway: /v1 routes, Connect and gRPC-Web, /metrics."),
-  host: variable("HOST", z.string().min(1), "0.0.0.0", "Interface the gateway and gRPC servers bind to."),
-  grpcPort: variable("GRPC_PORT", port, "50051", "gRPC port of the backend services run by this process (0 picks a free port)."),
+  host: variable("HOST", z.string().min(1), "0.0.0.0", "Interface the gateway binds to."),
+  grpcHost: variable("GRPC_HOST", z.string().min(1), "127.0.0.1", "Interface the gRPC services bind to: loopback unless other machines must reach them (0.0.0.0 in Kubernetes)."),
+  grpcPort: variable(
+    "GRPC_PORT",
+    z.union([z.literal("auto"), port]),
+    "auto",
+    "gRPC port of the backend services run by this process; auto is 50051, or a free port (logged) when another process has it; 0 always picks a free port.",
+  ),
+  grpcTlsCertFile: variable("GRPC_TLS_CERT_FILE", optionalText, undefined, "PEM certificate of this component for internal gRPC (server and client side); with GRPC_TLS_KEY_FILE and GRPC_TLS_CA_FILE it turns on mutual TLS."),
+  grpcTlsKeyFile: variable("GRPC_TLS_KEY_FILE", optionalText, undefined, "PEM private key of GRPC_TLS_CERT_FILE."),
+  grpcTlsCaFile: variable("GRPC_TLS_CA_FILE", optionalText, undefined, "PEM CA that every internal gRPC peer's certificate must be signed by; a client without one cannot complete the handshake."),
+  grpcTlsReloadMs: variable("GRPC_TLS_RELOAD_MS", positiveInt, "60000", "How often the three GRPC_TLS_* files are re-read, so rotated certificates apply without a restart."),
+  grpcGatewayNames: variable(
+    "GRPC_GATEWAY_NAMES",
+    z.string().transform((v) => v.split(",").map((n) => n.trim()).filter(Boolean)),
+    "docservice-gateway",
+    "Comma-separated certificate names (subject CN or DNS SAN) that carry the gateway's identity over mutual TLS.",
+  ),
+  internalToken: secret(
+    "DOCSERVICE_INTERNAL_TOKEN",
+    z.string().min(32).optional(),
+    "The gateway's identity on internal gRPC without TLS (at least 32 characters); the gateway sends it, backends check it.",
+  ),
   dataDir: variable("DOCSERVICE_DATA_DIR", z.string().min(1), "./.data", "Directory of the embedded stores and the e-mail outbox."),
   logLevel: variable(
     "LOG_LEVEL",
@@ -47,21 +74,21 @@ export const VARIABLES = {
     "info",
     "pino log level.",
   ),
-  adminToken: variable("DOCSERVICE_ADMIN_TOKEN", z.string().min(16).optional(), undefined, "Bearer token for admin calls (at least 16 characters); admin calls are refused when unset."),
+  adminToken: secret("DOCSERVICE_ADMIN_TOKEN", z.string().min(16).optional(), "Bearer token for admin calls (at least 16 characters); admin calls are refused when unset."),
   trustProxy: variable("TRUST_PROXY", boolean, "false", "Take the client address from X-Forwarded-For (only behind a trusted proxy)."),
   shutdownTimeoutMs: variable("SHUTDOWN_TIMEOUT_MS", positiveInt, "10000", "How long SIGTERM waits for in-flight requests before closing connections."),
   keysServiceAddress: variable("KEYS_SERVICE_ADDR", optionalText, undefined, "host:port of KeyService for a gateway started alone (unset there: its routes answer 503)."),
   backendTimeoutMs: variable("BACKEND_TIMEOUT_MS", positiveInt, "10000", "Deadline of each gateway call to a backend service."),
-  redisUrl: variable("REDIS_URL", z.url({ protocol: /^rediss?$/ }).optional(), undefined, "Redis for keys, codes and rate limits (redis://…); unset means the embedded store in the data directory."),
+  redisUrl: secret("REDIS_URL", z.url({ protocol: /^rediss?$/ }).optional(), "Redis for keys, codes and rate limits (redis://…); unset means the embedded store in the data directory."),
   smtpHost: variable("SMTP_HOST", optionalText, undefined, "SMTP server for e-mail; unset means .eml files in the outbox/ folder of the data directory."),
   smtpPort: variable("SMTP_PORT", port, "587", "SMTP port."),
   smtpSecure: variable("SMTP_SECURE", boolean, "false", "Use implicit TLS (port 465); otherwise STARTTLS is used when offered."),
   smtpUser: variable("SMTP_USER", optionalText, undefined, "SMTP user name, if the server needs authentication."),
-  smtpPassword: variable("SMTP_PASSWORD", optionalText, undefined, "SMTP password."),
+  smtpPassword: secret("SMTP_PASSWORD", optionalText, "SMTP password."),
   mailFrom: variable("MAIL_FROM", z.string().min(3), "DocService <no-reply@docservice.local>", "Sender of the verification e-mails."),
   codeTtlSeconds: variable("KEYS_CODE_TTL_SECONDS", positiveInt, "900", "Lifetime of a one-time code."),
   codeMaxAttempts: variable("KEYS_CODE_MAX_ATTEMPTS", positiveInt, "5", "Wrong attempts after which a code dies."),
-  codePepper: variable("KEYS_CODE_PEPPER", z.string().min(16).optional(), undefined, "Secret mixed into code hashes; shared by all KeyService replicas. Unset: generated once in the data directory."),
+  codePepper: secret("KEYS_CODE_PEPPER", z.string().min(16).optional(), "Secret mixed into code hashes; shared by all KeyService replicas. Unset: generated once in the data directory."),
   authCacheTtlMs: variable("KEYS_AUTH_CACHE_TTL_MS", z.coerce.number().int().min(0), "10000", "How long a successful authentication is cached in-process; a revoked key stops working within it."),
   conversionBackend: variable("CONVERSION_BACKEND", z.enum(["local", "gotenberg"]), "local", "DOCX → PDF backend: local (warm LibreOffice pool) or gotenberg."),
   gotenbergUrl: variable("GOTENBERG_URL", z.url({ protocol: /^https?$/ }).optional(), undefined, "Gotenberg 8 base URL, e.g. http://gotenberg:3000 (with CONVERSION_BACKEND=gotenberg)."),
@@ -89,7 +116,7 @@ export const VARIABLES = {
   pkcs11TokenLabel: variable("PKCS11_TOKEN_LABEL", optionalText, undefined, "PKCS#11 backend: label of the token holding the key."),
   pkcs11KeyLabel: variable("PKCS11_KEY_LABEL", optionalText, undefined, "PKCS#11 backend: label of the private key (its certificate has the same label or CKA_ID)."),
   pkcs11PinFile: variable("PKCS11_PIN_FILE", optionalText, undefined, "PKCS#11 backend: file holding the user PIN (e.g. a mounted secret)."),
-  pkcs11Pin: variable("PKCS11_PIN", optionalText, undefined, "PKCS#11 backend: the user PIN itself, when no PIN file is used. Never logged."),
+  pkcs11Pin: secret("PKCS11_PIN", optionalText, "PKCS#11 backend: the user PIN itself, when no PIN file is used. Never logged."),
   pkcs11Sessions: variable(
     "PKCS11_SESSIONS",
     z.union([z.literal("auto").transform(() => Math.max(4, 2 * availableParallelism())), z.coerce.number().int().min(1).max(256)]),
@@ -166,8 +193,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const raw = given === undefined || given.trim() === "" ? spec.default : given;
     const result = spec.schema.safeParse(raw);
     if (result.success) config[key] = result.data;
-    else problems.push(`${spec.name}=${JSON.stringify(raw ?? "")}: ${result.error.issues.map((i) => i.message).join(", ")}`);
+    else problems.push(`${spec.secret ? spec.name : `${spec.name}=${JSON.stringify(raw ?? "")}`}: ${result.error.issues.map((i) => i.message).join(", ")}`);
   }
+  const tlsFiles = [VARIABLES.grpcTlsCertFile, VARIABLES.grpcTlsKeyFile, VARIABLES.grpcTlsCaFile].map((v) => v.name);
+  const tlsGiven = tlsFiles.filter((name) => env[name]?.trim());
+  if (tlsGiven.length > 0 && tlsGiven.length < tlsFiles.length) problems.push(`${tlsFiles.join(", ")}: set all three for mutual TLS, or none (only ${tlsGiven.join(", ")} is set)`);
   if (problems.length > 0) throw new ConfigError(problems);
   return config as Config;
 }

@@ -1,4 +1,5 @@
-import { credentials, makeGenericClientConstructor, Metadata, type Client, type ServiceError as GrpcServiceError } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, type Client, type Metadata, type ServiceError as GrpcServiceError } from "@grpc/grpc-js";
+import type { InternalTransport } from "../access/internal-transport.js";
 import { fromGrpcError } from "./grpc-errors.js";
 import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
 import { unaryMethodNames, type GrpcDefinition, type UnaryApi } from "./unary-api.js";
@@ -10,6 +11,8 @@ export interface GrpcClientOptions {
   address: string;
   /** Deadline of each call. */
   timeoutMs: number;
+  /** TLS and the identity this component presents. */
+  transport: InternalTransport;
 }
 
 export interface RemoteApi<D> {
@@ -27,14 +30,14 @@ type UnaryCall = (
 /** The promise-based API of a remote service, over a grpc-js client built from its generated definition. */
 export function remoteApi<D extends GrpcDefinition>(definition: D, options: GrpcClientOptions): RemoteApi<D> {
   const Constructor = makeGenericClientConstructor(definition, options.serviceName);
-  const client = new Constructor(options.address, credentials.createInsecure(), GRPC_CHANNEL_OPTIONS);
+  const client = new Constructor(options.address, options.transport.channelCredentials(), GRPC_CHANNEL_OPTIONS);
   const calls = client as unknown as Record<string, UnaryCall>;
   const api: Record<string, (request: unknown) => Promise<unknown>> = {};
   for (const name of unaryMethodNames(definition)) {
     api[name] = (request) =>
       new Promise((resolve, reject) => {
         const deadline = new Date(Date.now() + options.timeoutMs);
-        calls[name].call(client, request, new Metadata(), { deadline }, (error, response) =>
+        calls[name].call(client, request, options.transport.callMetadata(), { deadline }, (error, response) =>
           error ? reject(fromGrpcError(error, options.serviceName)) : resolve(response),
         );
       });

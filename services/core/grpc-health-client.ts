@@ -1,5 +1,6 @@
-import { credentials, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import { makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
+import type { InternalTransport } from "../access/internal-transport.js";
 import type { HealthCheck } from "./health.js";
 
 interface HealthClient {
@@ -11,9 +12,9 @@ interface HealthClient {
 }
 
 /** A HealthCheck asking a remote gRPC server, through grpc.health.v1, whether `serviceName` is serving. */
-export function remoteHealthCheck(address: string, serviceName: string, timeoutMs: number): HealthCheck {
+export function remoteHealthCheck(address: string, serviceName: string, timeoutMs: number, transport: InternalTransport): HealthCheck {
   const Client = makeGenericClientConstructor(healthService, "Health");
-  const client = new Client(address, credentials.createInsecure()) as unknown as HealthClient;
+  const client = new Client(address, transport.channelCredentials()) as unknown as HealthClient;
   return () =>
     new Promise((resolve, reject) => {
       client.check({ service: serviceName }, { deadline: new Date(Date.now() + timeoutMs) }, (error, response) => {

@@ -1,5 +1,8 @@
-import { Server, ServerCredentials, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { Server, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
+import type { CredentialCheck } from "../access/admit.js";
+import { guardService } from "../access/grpc-guard.js";
+import type { InternalTransport } from "../access/internal-transport.js";
 import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
 import { unaryHandlers } from "./grpc-server.js";
 import { probe, type HealthCheck } from "./health.js";
@@ -20,6 +23,17 @@ export function hostedUnary<D extends GrpcDefinition>(name: string, definition: 
   return { name, definition, handlers: unaryHandlers(definition, api), health };
 }
 
+export interface GrpcHostSettings {
+  host: string;
+  /** auto: DEFAULT_GRPC_PORT, or a free port when another process holds it. */
+  port: number | "auto";
+  transport: InternalTransport;
+  /** How callers of the hosted services are admitted (services/access). */
+  credentials: CredentialCheck;
+}
+
+export const DEFAULT_GRPC_PORT = 50051;
+
 export interface GrpcHost {
   port: number;
   shutdown(): Promise<void>;
@@ -32,12 +46,12 @@ const HEALTH_INTERVAL_MS = 2000;
  * service (what Kubernetes gRPC probes and the gateway ask), refreshed from
  * each service's own health check.
  */
-export async function startGrpcHost(host: string, port: number, services: HostedService[], logger: Logger): Promise<GrpcHost> {
+export async function startGrpcHost(settings: GrpcHostSettings, services: HostedService[], logger: Logger): Promise<GrpcHost> {
   const server = new Server(GRPC_CHANNEL_OPTIONS);
   const health = new HealthImplementation({ "": "SERVING" });
   health.addToServer(server);
   for (const service of services) {
-    server.addService(service.definition, service.handlers);
+    server.addService(service.definition, guardService(service.name, service.definition, service.handlers, settings.transport, settings.credentials));
     health.setStatus(service.name, "NOT_SERVING");
   }
   const refresh = async () => {
@@ -50,10 +64,21 @@ export async function startGrpcHost(host: string, port: number, services: Hosted
   const timer = setInterval(() => void refresh(), HEALTH_INTERVAL_MS);
   timer.unref();
 
-  const boundPort = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
-  );
-  logger.info({ port: boundPort, services: services.map((s) => s.name) }, "gRPC services listening");
+  const bind = (port: number) =>
+    new Promise<number>((resolve, reject) =>
+      server.bindAsync(`${settings.host}:${port}`, settings.transport.serverCredentials(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    );
+  let boundPort: number;
+  if (settings.port !== "auto") boundPort = await bind(settings.port);
+  else {
+    boundPort = await bind(DEFAULT_GRPC_PORT).catch(async (error: Error) => {
+      if (!/address already in use/i.test(error.message)) throw error;
+      const free = await bind(0);
+      logger.warn({ port: free }, `gRPC port ${DEFAULT_GRPC_PORT} is taken by another process: serving gRPC on ${free} instead (set GRPC_PORT to choose)`);
+      return free;
+    });
+  }
+  logger.info({ host: settings.host, port: boundPort, tls: settings.transport.encrypted, services: services.map((s) => s.name) }, "gRPC services listening");
   return {
     port: boundPort,
     shutdown: () =>

@@ -1,6 +1,6 @@
 import type { KeyInfo } from "../../gen/ts-proto/docservice/v1/keys.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
-import { queryValue, type Route } from "./route.js";
+import { queryValue, queryValues, type Route } from "./route.js";
 
 const keyInfoSchema = {
   type: "object",
@@ -22,7 +22,12 @@ function keyInfoJson(key: KeyInfo | undefined) {
   };
 }
 
-const emailParameter = { name: "email", description: "The address to send the code to / that received it.", required: true };
+const emailParameter = {
+  name: "email",
+  description: "The address to send the code to / that received it.",
+  required: true,
+  schema: { type: "string", format: "email", maxLength: 254 },
+};
 const rateLimited = "Too many attempts for this address or client; see Retry-After.";
 const unavailable = "A dependency (store, mail server, key service) is down; see Retry-After.";
 
@@ -34,7 +39,6 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
       path: "/v1/auth/register",
       operationId: "register",
       summary: "E-mail a one-time 6-digit code to the address. The answer is the same for known and unknown addresses.",
-      auth: "none",
       query: [emailParameter],
       successStatus: 200,
       responseSchema: {
@@ -53,8 +57,7 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
       path: "/v1/auth/verify",
       operationId: "verify",
       summary: "Exchange the code for a new API key. The key is in this response only; it is never shown again.",
-      auth: "none",
-      query: [emailParameter, { name: "code", description: "The 6-digit code from the e-mail.", required: true }],
+      query: [emailParameter, { name: "code", description: "The 6-digit code from the e-mail.", required: true, schema: { type: "string", pattern: "^[0-9]{6}$" } }],
       successStatus: 200,
       responseSchema: {
         type: "object",
@@ -71,11 +74,8 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
         503: unavailable,
       },
       async handle(context) {
-        const response = await keys.verify({
-          email: queryValue(context, "email"),
-          code: queryValue(context, "code"),
-          clientIp: context.clientIp,
-        });
+        const { email, code } = queryValues(context, ["email", "code"]);
+        const response = await keys.verify({ email, code, clientIp: context.clientIp });
         return { status: 200, body: { apiKey: response.apiKey, key: keyInfoJson(response.key) } };
       },
     },
@@ -84,7 +84,6 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
       path: "/v1/auth/key",
       operationId: "getKeyInfo",
       summary: "Describe the API key presented in the Authorization header.",
-      auth: "bearer",
       successStatus: 200,
       responseSchema: keyInfoSchema,
       errors: { 401: "The API key is missing, malformed or revoked.", 503: unavailable },
@@ -98,7 +97,6 @@ export function authRoutes(keys: KeyServiceApi): Route[] {
       path: "/v1/auth/key",
       operationId: "revokeKey",
       summary: "Revoke the API key presented in the Authorization header. It stops working at once on this gateway, and everywhere within the authentication cache TTL.",
-      auth: "bearer",
       successStatus: 200,
       responseSchema: { type: "object", required: ["revoked"], properties: { revoked: { type: "integer" } } },
       errors: { 401: "The API key is missing, malformed or revoked.", 503: unavailable },

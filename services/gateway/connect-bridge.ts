@@ -1,52 +1,44 @@
-import { fromBinary, toBinary, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import type { Principal } from "../../gen/ts-proto/docservice/v1/keys.js";
-import { asServiceError, ServiceError } from "../core/errors.js";
+import { fromBinary, toBinary, type DescMethod, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextKey, type ConnectRouter } from "@connectrpc/connect";
+import { rpcAccess } from "../access/access-rules.js";
+import { admit, type CredentialCheck } from "../access/admit.js";
+import { asServiceError } from "../core/errors.js";
 import type { GrpcDefinition } from "../core/unary-api.js";
-import { constantTimeEquals } from "./admin-token.js";
-import { bearerToken } from "./bearer.js";
-
-/** Who may call a method over Connect / gRPC-Web: anyone, holders of an API key, or holders of the admin token. */
-export type Access = "public" | "apiKey" | "admin";
-
-export interface BridgeAuth {
-  adminToken: string | undefined;
-  /** The owner of an API key; rejects with UNAUTHENTICATED for an unknown or revoked key. */
-  authenticate(apiKey: string): Promise<Principal>;
-}
 
 /** One service exposed over Connect: its descriptor (protobuf-es), its grpc-js definition (ts-proto), and the API that serves it. */
 export interface Bridge {
   descriptor: DescService;
   definition: GrpcDefinition;
   api: object;
-  access: Record<string, Access>;
 }
 
 export const clientIpKey = createContextKey("", { description: "address of the calling client" });
 
+/** The methods a bridge exposes: the unary ones that someone besides the gateway may call. */
+export function bridgedMethods(bridge: Bridge): DescMethod[] {
+  return bridge.descriptor.methods.filter((method) => method.methodKind === "unary" && rpcAccess(bridge.descriptor.typeName, method.name) !== "gateway");
+}
+
 /**
- * Registers every unary method of each bridged service on the Connect router.
- * Messages cross from protobuf-es to ts-proto through their binary encoding,
- * so one generic handler serves every method and no message type is written
- * by hand. Methods not listed in `access` are not exposed.
+ * Registers the bridged methods of each service on the Connect router, each
+ * admitting its callers by services/access/access-rules.ts. Messages cross
+ * from protobuf-es to ts-proto through their binary encoding, so one generic
+ * handler serves every method and no message type is written by hand.
  */
-export function bridgeRoutes(bridges: Bridge[], auth: BridgeAuth) {
+export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck) {
   return (router: ConnectRouter) => {
     for (const bridge of bridges) {
       const api = bridge.api as Record<string, (request: unknown) => Promise<unknown>>;
-      for (const method of bridge.descriptor.methods) {
-        const access = bridge.access[method.localName];
-        if (method.methodKind !== "unary" || !access) continue;
+      for (const method of bridgedMethods(bridge)) {
+        const access = rpcAccess(bridge.descriptor.typeName, method.name);
         const grpcMethod = bridge.definition[method.localName];
         router.rpc(method as DescMethodUnary, async (request, context) => {
           const internal = grpcMethod.requestDeserialize(Buffer.from(toBinary(method.input, request)));
-          // Rate limits key on the caller's address: it comes from the connection, never from the message.
-          if ("clientIp" in internal) internal.clientIp = context.values.get(clientIpKey);
           try {
-            if (access === "admin") requireAdmin(context, auth.adminToken);
-            // Who calls comes from the presented key, never from the message.
-            if (access === "apiKey") internal.callerKeyId = (await requireApiKey(context, auth)).keyId;
+            const caller = await admit(access, { authorization: context.requestHeader.get("authorization"), fromGateway: false }, credentials);
+            // Who calls, and from where, come from the connection and the presented key, never from the message.
+            if ("clientIp" in internal) internal.clientIp = context.values.get(clientIpKey);
+            if ("callerKeyId" in internal) internal.callerKeyId = caller.kind === "apiKey" ? caller.principal.keyId : "";
             const response = await api[method.localName](internal);
             return fromBinary(method.output, grpcMethod.responseSerialize(response));
           } catch (error) {
@@ -56,19 +48,6 @@ export function bridgeRoutes(bridges: Bridge[], auth: BridgeAuth) {
       }
     }
   };
-}
-
-function requireAdmin(context: HandlerContext, adminToken: string | undefined): void {
-  if (!adminToken) throw new ServiceError("FORBIDDEN", "Admin calls are disabled: DOCSERVICE_ADMIN_TOKEN is not set.");
-  if (!constantTimeEquals(bearerToken(context.requestHeader.get("authorization")), adminToken)) {
-    throw new ServiceError("UNAUTHENTICATED", "This method needs the admin token as a Bearer token.");
-  }
-}
-
-function requireApiKey(context: HandlerContext, auth: BridgeAuth): Promise<Principal> {
-  const apiKey = bearerToken(context.requestHeader.get("authorization"));
-  if (!apiKey) throw new ServiceError("UNAUTHENTICATED", "This method needs an API key as a Bearer token.");
-  return auth.authenticate(apiKey);
 }
 
 /** Connect codes are numerically gRPC's, so the service error's gRPC status carries over as is. */

@@ -12,7 +12,6 @@ export function convertRoute(conversion: ConversionApi, maxBytes: number): Route
     path: "/v1/convert",
     operationId: "convert",
     summary: "Convert a document to PDF, keeping tables and formatting. Send it as multipart/form-data with one file part named `file`.",
-    auth: "bearer",
     query: [{ name: "from", description: `Format of the document: ${FORMAT_NAMES.join(", ")}.`, required: true }],
     requestBody: {
       contentType: "multipart/form-data",

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -111,11 +111,40 @@ describe("gateway", () => {
     }
   });
 
+  test("a repeated single-valued query parameter is 400 naming it, and nothing is sent; every error body has details", async () => {
+    const gateway = await start();
+    const base = `http://127.0.0.1:${gateway.port}`;
+    const outbox = join(dataDir, "outbox");
+    const mails = () => (existsSync(outbox) ? readdirSync(outbox).length : 0);
+    try {
+      const before = mails();
+      const repeated = await fetch(`${base}/v1/auth/register?email=a@example.test&email=b@example.test`);
+      assert.equal(repeated.status, 400);
+      const body: any = await repeated.json();
+      assert.equal(body.code, "VALIDATION_ERROR");
+      assert.deepEqual(body.details, [{ field: "email", issue: "must be given once, not 2 times" }]);
+      assert.equal(mails(), before, "no code was e-mailed to either address");
+
+      const verify: any = await (await fetch(`${base}/v1/auth/verify?email=a@example.test&code=1&code=2`)).json();
+      assert.deepEqual(verify.details, [{ field: "code", issue: "must be given once, not 2 times" }]);
+
+      // an error that is not about a field still has the one documented shape, with an empty list
+      const missingKey = await fetch(`${base}/v1/auth/key`);
+      assert.equal(missingKey.status, 401);
+      const unauthenticated: any = await missingKey.json();
+      assert.deepEqual(Object.keys(unauthenticated).sort(), ["code", "details", "error", "message", "requestId"]);
+      assert.deepEqual(unauthenticated.details, []);
+      assert.deepEqual(((await (await fetch(`${base}/v1/nowhere`)).json()) as any).details, []);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   test("JSON bodies: over the limit by Content-Length or streamed → 413; not JSON → 400; wrong type → 415", async () => {
     const gateway = await start();
     const base = `http://127.0.0.1:${gateway.port}`;
     const post = (body: string | Buffer | ReadableStream, headers: Record<string, string> = { "Content-Type": "application/json" }) =>
-      fetch(`${base}/v1/verify`, { method: "POST", headers, body, duplex: "half" } as RequestInit);
+      fetch(`${base}/v1/collect`, { method: "POST", headers, body, duplex: "half" } as RequestInit);
     try {
       const huge = Buffer.alloc(6 * 1024 * 1024, 0x20);
       const declared = await post(huge);

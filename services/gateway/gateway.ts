@@ -4,6 +4,8 @@ import type { AddressInfo } from "node:net";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Registry } from "prom-client";
+import { routeAccess } from "../access/access-rules.js";
+import { admit, type CredentialCheck } from "../access/admit.js";
 import { ServiceError } from "../core/errors.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import type { HealthCheck } from "../core/health.js";
@@ -13,13 +15,12 @@ import type { KeyServiceApi } from "../keys/key-service.js";
 import type { SigningApi } from "../signing/signing-service.js";
 import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { authRoutes } from "./auth-routes.js";
-import { constantTimeEquals } from "./admin-token.js";
-import { bearerToken } from "./bearer.js";
-import { bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
+import { bridgedMethods, bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
 import { convertRoute } from "./convert-route.js";
 import { signRoutes, type SignRouteLimits } from "./sign-routes.js";
 import { telemetryRoutes } from "./telemetry-routes.js";
 import { healthRoute } from "./health-route.js";
+import { inRequestScope } from "./request-scope.js";
 import { errorReply, sendReply, type Reply } from "./reply.js";
 import { GatewayMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
@@ -73,12 +74,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
   const metrics = new GatewayMetrics();
-  const procedures = new Set(
-    deps.bridges.flatMap((b) => b.descriptor.methods.filter((m) => b.access[m.localName]).map((m) => `/${b.descriptor.typeName}/${m.name}`)),
-  );
+  const credentials: CredentialCheck = { adminToken: settings.adminToken, authenticate: async (apiKey) => (await keys.authenticate({ apiKey })).principal! };
+  const procedures = new Set(deps.bridges.flatMap((bridge) => bridgedMethods(bridge).map((method) => `/${bridge.descriptor.typeName}/${method.name}`)));
 
   const connect = connectNodeAdapter({
-    routes: bridgeRoutes(deps.bridges, { adminToken: settings.adminToken, authenticate: async (apiKey) => (await keys.authenticate({ apiKey })).principal! }),
+    routes: bridgeRoutes(deps.bridges, credentials),
     contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));
@@ -88,12 +88,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   async function answer(context: RequestContext, route: Route): Promise<Reply> {
     try {
-      if (route.auth === "admin") requireAdminToken(context.request.headers.authorization, settings.adminToken);
-      if (route.auth === "bearer") {
-        context.apiKey = bearerToken(context.request.headers.authorization);
-        if (!context.apiKey) throw new ServiceError("UNAUTHENTICATED", "Send the API key as `Authorization: Bearer <key>`.");
-        context.principal = (await keys.authenticate({ apiKey: context.apiKey })).principal;
-      }
+      const caller = await admit(routeAccess(route), { authorization: context.request.headers.authorization, fromGateway: false }, credentials);
+      if (caller.kind === "apiKey") [context.apiKey, context.principal] = [caller.apiKey, caller.principal];
       return await route.handle(context);
     } catch (error) {
       const response = errorReply(error, context.requestId);
@@ -114,12 +110,17 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     const route = candidates?.find((r) => r.method === request.method);
     const label = candidates || procedures.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" ? pathname : "unmatched";
     inFlight++;
+    metrics.inFlight.inc();
     if (closing) response.setHeader("Connection", "close");
-    response.on("finish", () => {
+    // "close" comes for every request, also one whose client went away before the answer ("finish" does not)
+    response.on("close", () => {
       inFlight--;
+      metrics.inFlight.dec();
       const seconds = (performance.now() - started) / 1000;
-      metrics.observe(request.method ?? "", label, response.statusCode, seconds);
-      logger.info({ requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 }, "request");
+      const answered = response.writableFinished;
+      metrics.observe(request.method ?? "", label, answered ? response.statusCode : 499, seconds);
+      const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 };
+      logger.info(answered ? line : { ...line, clientClosed: true }, "request");
       if (closing) server.closeIdleConnections();
     });
 
@@ -151,7 +152,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const server: Server = createServer((request, response) => {
     const incomingId = request.headers["x-request-id"];
     const requestId = typeof incomingId === "string" && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
-    handle(request, response, requestId).catch((error: unknown) => {
+    inRequestScope({ requestId, response }, () => handle(request, response, requestId)).catch((error: unknown) => {
       logger.error({ err: error, requestId }, "unhandled gateway error");
       if (!response.headersSent) sendReply(response, errorReply(error, requestId), requestId);
       else response.destroy();
@@ -191,13 +192,6 @@ function preflightHeaders(routes: Route[]): Record<string, string> {
     "Access-Control-Allow-Headers": "Content-Type, X-License-Key",
     "Access-Control-Max-Age": "86400",
   };
-}
-
-function requireAdminToken(header: string | undefined, adminToken: string | undefined): void {
-  if (!adminToken) throw new ServiceError("FORBIDDEN", "Admin calls are disabled: DOCSERVICE_ADMIN_TOKEN is not set.");
-  if (!constantTimeEquals(bearerToken(header), adminToken)) {
-    throw new ServiceError("UNAUTHENTICATED", "This route needs the admin token: `Authorization: Bearer <DOCSERVICE_ADMIN_TOKEN>`.");
-  }
 }
 
 function clientIpOf(request: IncomingMessage, trustProxy: boolean): string {

@@ -21,7 +21,6 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
     path: "/v1/health",
     operationId: "health",
     summary: "Status, version, uptime and the health of each backend service.",
-    auth: "none",
     successStatus: 200,
     responseSchema: {
       type: "object",

@@ -43,6 +43,8 @@ export function readJsonBody(request: IncomingMessage, maxBytes: number): Promis
     };
     request.on("data", onData);
     request.on("end", onEnd);
-    request.on("aborted", () => reject(new ServiceError("VALIDATION_ERROR", "The request body was cut off.", { details: [{ field: "body", issue: "was cut off" }] })));
+    request.on("close", () => {
+      if (!request.complete) reject(new ServiceError("VALIDATION_ERROR", "The request body was cut off.", { details: [{ field: "body", issue: "was cut off" }] }));
+    });
   });
 }

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 type Label = "method" | "route" | "status";
 
@@ -16,6 +16,13 @@ export class GatewayMetrics {
     help: "HTTP request latency by route, method and status.",
     labelNames: ["method", "route", "status"],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  /** Requests received and not yet closed, answered or cut off: 0 whenever nothing runs. */
+  readonly inFlight = new Gauge({
+    name: "docservice_http_requests_in_flight",
+    help: "HTTP requests being served.",
     registers: [this.registry],
   });
 

@@ -9,6 +9,7 @@ export interface UploadedFile {
 }
 
 const badRequest = (field: string, issue: string, message: string) => new ServiceError("VALIDATION_ERROR", message, { details: [{ field, issue }] });
+const malformed = (error: Error) => badRequest("body", "is not valid multipart/form-data", `The multipart body is malformed: ${error.message}.`);
 const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `The file is larger than ${maxBytes} bytes.`);
 
 /** Room for the multipart framing and small fields around the file. */
@@ -29,7 +30,8 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: request.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, parts: 21 } });
+      // defParamCharset: browsers and curl send file names as raw UTF-8, not latin1 (busboy's default)
+      parser = busboy({ headers: request.headers, defParamCharset: "utf8", limits: { files: 1, fileSize: maxBytes, fields: 20, parts: 21 } });
     } catch {
       return reject(badRequest("Content-Type", "has no multipart boundary", "The multipart/form-data Content-Type has no boundary."));
     }
@@ -53,14 +55,18 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
       const chunks: Buffer[] = [];
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("limit", () => finish(tooLarge(maxBytes)));
+      // busboy also reports a form that ends early on the file stream; unheard, that error would end the process
+      stream.on("error", (error: Error) => finish(malformed(error)));
       stream.on("end", () => {
         file = { filename: info.filename ?? "", bytes: Buffer.concat(chunks) };
       });
     });
     parser.on("filesLimit", () => finish(badRequest(field, "appears more than once", `Send exactly one file part named "${field}".`)));
-    parser.on("error", (error: Error) => finish(badRequest("body", "is not valid multipart/form-data", `The multipart body is malformed: ${error.message}.`)));
+    parser.on("error", (error: Error) => finish(malformed(error)));
     parser.on("close", () => finish(undefined));
-    request.on("aborted", () => finish(badRequest("body", "was cut off", "The upload was interrupted.")));
+    request.on("close", () => {
+      if (!request.complete) finish(badRequest("body", "was cut off", "The upload was interrupted."));
+    });
     request.pipe(parser);
   });
 }

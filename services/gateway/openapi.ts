@@ -1,10 +1,22 @@
 import { STATUS_CODES } from "node:http";
 import { VERSION } from "../core/version.js";
+import { routeAccess, type Access } from "../access/access-rules.js";
 import type { Route } from "./route.js";
+
+/** How each access rule is documented; no /v1 route is gateway-only. */
+const SECURITY: Record<Access, object[]> = { public: [], apiKey: [{ apiKey: [] }], admin: [{ adminToken: [] }], gateway: [] };
+
+/** The statuses the access check itself answers with, so every route that has one documents them (a route's own words win). */
+const ACCESS_ERRORS: Record<Access, Record<number, string>> = {
+  public: {},
+  apiKey: { 401: "The API key is missing, malformed or revoked." },
+  admin: { 401: "The admin token is missing or wrong.", 403: "Admin calls are disabled (DOCSERVICE_ADMIN_TOKEN is not set)." },
+  gateway: {},
+};
 
 const errorSchema = {
   type: "object",
-  required: ["code", "error", "message", "requestId"],
+  required: ["code", "error", "message", "requestId", "details"],
   properties: {
     code: { type: "string", description: "Stable machine-readable code, e.g. VALIDATION_ERROR." },
     error: { type: "string", description: "HTTP status text." },
@@ -12,6 +24,7 @@ const errorSchema = {
     requestId: { type: "string", description: "Also in the X-Request-Id header; quote it in support requests." },
     details: {
       type: "array",
+      description: "One {field, issue} per problem with the request; empty when the error is not about a field.",
       items: { type: "object", required: ["field", "issue"], properties: { field: { type: "string" }, issue: { type: "string" } } },
     },
   },
@@ -29,20 +42,21 @@ export function openApiDocument(routes: Route[]): object {
         content: { [route.responseContentType ?? "application/json"]: { schema: route.responseSchema } },
       },
     };
-    for (const [status, description] of Object.entries(route.errors)) {
+    const access = routeAccess(route);
+    for (const [status, description] of Object.entries({ ...ACCESS_ERRORS[access], ...route.errors })) {
       responses[status] = { description, content: json({ $ref: "#/components/schemas/Error" }) };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method.toLowerCase()] = {
       operationId: route.operationId,
       summary: route.summary,
-      security: route.auth === "bearer" ? [{ apiKey: [] }] : route.auth === "admin" ? [{ adminToken: [] }] : [],
+      security: SECURITY[access],
       parameters: (route.query ?? []).map((p) => ({
         name: p.name,
         in: "query",
         required: p.required,
         description: p.description,
-        schema: { type: "string" },
+        schema: p.schema ?? { type: "string" },
       })),
       ...(route.requestBody ? { requestBody: { required: true, content: { [route.requestBody.contentType]: { schema: route.requestBody.schema } } } } : {}),
       responses,

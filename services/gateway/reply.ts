@@ -24,7 +24,10 @@ export function sendReply(res: ServerResponse, reply: Reply, requestId: string):
   res.end(payload);
 }
 
-/** The JSON error body of every /v1 route: {code, error, message, requestId, details?}. */
+/**
+ * The JSON error body of every /v1 route: {code, error, message, requestId, details}.
+ * `details` is always there: one {field, issue} per problem, empty when the error is not about a field.
+ */
 export function errorReply(error: unknown, requestId: string): Reply {
   const serviceError = asServiceError(error);
   const headers: Record<string, string> = {};
@@ -40,7 +43,7 @@ export function errorReply(error: unknown, requestId: string): Reply {
       error: STATUS_CODES[serviceError.httpStatus],
       message: serviceError.message,
       requestId,
-      ...(serviceError.details ? { details: serviceError.details } : {}),
+      details: serviceError.details ?? [],
     },
   };
 }

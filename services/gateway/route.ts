@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Principal } from "../../gen/ts-proto/docservice/v1/keys.js";
+import { validationError, type FieldIssue } from "../core/errors.js";
 import type { Reply } from "./reply.js";
 
 export interface RequestContext {
@@ -8,7 +9,7 @@ export interface RequestContext {
   query: URLSearchParams;
   requestId: string;
   clientIp: string;
-  /** For routes with `auth: "bearer"`: the API key presented, and who it belongs to. */
+  /** For routes that need an API key (services/access/access-rules.ts): the key presented, and who it belongs to. */
   apiKey?: string;
   principal?: Principal;
 }
@@ -17,6 +18,8 @@ export interface QueryParameter {
   name: string;
   description: string;
   required: boolean;
+  /** JSON Schema of the value in /openapi.json (what the route accepts); a plain string when unset. */
+  schema?: object;
 }
 
 /** A /v1 route: how it is served and how it is documented in /openapi.json, side by side. */
@@ -25,8 +28,6 @@ export interface Route {
   path: string;
   operationId: string;
   summary: string;
-  /** bearer: an API key; admin: DOCSERVICE_ADMIN_TOKEN. */
-  auth: "none" | "bearer" | "admin";
   /** Callable from any origin (CORS without credentials): preflight answered, Access-Control-Allow-Origin on every answer. */
   cors?: boolean;
   query?: QueryParameter[];
@@ -42,7 +43,25 @@ export interface Route {
   handle(context: RequestContext): Promise<Reply>;
 }
 
-/** The value of a query parameter, "" when absent. */
+/**
+ * The values of single-valued query parameters, "" for each one absent. Every
+ * route reads its query parameters here or through {@link queryValue}: a
+ * parameter given more than once (`?email=a@x&email=b@y`) is a
+ * VALIDATION_ERROR naming every such parameter, never a silent pick.
+ */
+export function queryValues<Name extends string>(context: RequestContext, names: readonly Name[]): Record<Name, string> {
+  const values = {} as Record<Name, string>;
+  const issues: FieldIssue[] = [];
+  for (const name of names) {
+    const given = context.query.getAll(name);
+    if (given.length > 1) issues.push({ field: name, issue: `must be given once, not ${given.length} times` });
+    values[name] = given[0] ?? "";
+  }
+  if (issues.length > 0) throw validationError(issues);
+  return values;
+}
+
+/** The value of one single-valued query parameter, "" when absent (see {@link queryValues}). */
 export function queryValue(context: RequestContext, name: string): string {
-  return context.query.get(name) ?? "";
+  return queryValues(context, [name])[name];
 }

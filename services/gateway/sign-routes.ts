@@ -126,7 +126,6 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
       summary:
         "Sign a PDF or DOCX (PAdES B-B; B-T when a TSA is configured) after appending an audit-trail certificate page. " +
         "With `eventId`, a repeat of the same request returns the same signed document for 24 hours.",
-      auth: "bearer",
       requestBody: { contentType: "application/json", schema: jsonSchema(signSchema) },
       successStatus: 200,
       responseSchema: documentResponseSchema,
@@ -149,7 +148,6 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
       path: "/v1/verify",
       operationId: "verifySignatures",
       summary: "Check every signature of a PDF: the CMS, the byte ranges, whether the last one covers the whole file, and the chain when trusted roots are configured.",
-      auth: "none",
       requestBody: { contentType: "application/json", schema: jsonSchema(verifyRequestSchema) },
       successStatus: 200,
       responseSchema: verificationSchema,
@@ -173,7 +171,6 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
       path: "/v1/verify/key",
       operationId: "getVerificationKey",
       summary: "The current signing certificate (PEM), its SHA-256 fingerprint, algorithm, validity and subject.",
-      auth: "none",
       successStatus: 200,
       responseSchema: verificationKeySchema,
       errors: { 503: "The signing service is unavailable." },

@@ -5,10 +5,12 @@ import { fieldIssues } from "../core/field-issues.js";
 import { collectRequestJsonSchema, parseCollectRequest } from "../telemetry/collect-request-schema.js";
 import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { readJsonBody } from "./json-body.js";
-import { queryValue, type Route } from "./route.js";
+import { queryValue, queryValues, type Route } from "./route.js";
 
 /** The reference client sends one event per report; 100 events with metadata fit easily. */
 export const COLLECT_MAX_BODY_BYTES = 64 * 1024;
+/** A license key (≤ 128 characters) and a customer name (≤ 200) with room to spare. */
+const LICENSE_KEY_MAX_BODY_BYTES = 4096;
 
 const adminErrors = {
   401: "The admin token is missing or wrong.",
@@ -44,7 +46,6 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       summary:
         "Report opened documents (1–100 events) for usage-based billing. `X-License-Key` names the license (none: the community key). " +
         "Answered 202 once the events are durable. Callable cross-origin (CORS, no credentials).",
-      auth: "none",
       cors: true,
       requestBody: { contentType: "application/json", schema: collectRequestJsonSchema },
       successStatus: 202,
@@ -78,11 +79,10 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       path: "/v1/usage",
       operationId: "getUsage",
       summary: "Exact usage of a license key over a range of UTC days (inclusive): distinct documents and opens, per day and per month.",
-      auth: "admin",
       query: [
-        { name: "licenseKey", description: "The license key.", required: true },
-        { name: "from", description: "First UTC day, YYYY-MM-DD.", required: true },
-        { name: "to", description: "Last UTC day, YYYY-MM-DD.", required: true },
+        { name: "licenseKey", description: "The license key.", required: true, schema: { type: "string", minLength: 1 } },
+        { name: "from", description: "First UTC day, YYYY-MM-DD.", required: true, schema: { type: "string", format: "date" } },
+        { name: "to", description: "Last UTC day, YYYY-MM-DD (at most 400 days in all).", required: true, schema: { type: "string", format: "date" } },
       ],
       successStatus: 200,
       responseSchema: {
@@ -102,11 +102,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       },
       errors: { 400: "A parameter is missing or not a valid date range.", ...adminErrors, 503: "The usage store is unavailable." },
       async handle(context) {
-        const usage = await telemetry.getUsage({
-          licenseKey: queryValue(context, "licenseKey"),
-          from: queryValue(context, "from"),
-          to: queryValue(context, "to"),
-        });
+        const usage = await telemetry.getUsage(queryValues(context, ["licenseKey", "from", "to"]));
         return {
           status: 200,
           body: {
@@ -128,16 +124,27 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       path: "/v1/admin/license-keys",
       operationId: "addLicenseKey",
       summary: "Register a license key that may report usage (`licenseKey` omitted: one is generated). Registering an existing key returns it unchanged.",
-      auth: "admin",
       requestBody: {
         contentType: "application/json",
-        schema: { type: "object", properties: { licenseKey: { type: "string" }, customer: { type: "string" } } },
+        schema: {
+          type: "object",
+          properties: {
+            licenseKey: { type: "string", pattern: "^[\\x21-\\x7e]{8,128}$", description: "8 to 128 printable ASCII characters without spaces; omitted: one is generated." },
+            customer: { type: "string", maxLength: 200 },
+          },
+        },
       },
       successStatus: 201,
       responseSchema: licenseKeySchema,
-      errors: { 400: "The key or customer is not valid.", ...adminErrors, 415: "The body is not JSON.", 503: "The key store is unavailable." },
+      errors: {
+        400: "The key or customer is not valid.",
+        ...adminErrors,
+        413: `The body is larger than ${LICENSE_KEY_MAX_BODY_BYTES} bytes.`,
+        415: "The body is not JSON.",
+        503: "The key store is unavailable.",
+      },
       async handle(context) {
-        const body = licenseKeyRequest.safeParse(await readJsonBody(context.request, 4096));
+        const body = licenseKeyRequest.safeParse(await readJsonBody(context.request, LICENSE_KEY_MAX_BODY_BYTES));
         if (!body.success) throw validationError(fieldIssues(body.error));
         const response = await telemetry.addLicenseKey({ licenseKey: body.data.licenseKey ?? "", customer: body.data.customer ?? "" });
         return { status: 201, body: licenseKeyJson(response.key) };
@@ -148,7 +155,6 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       path: "/v1/admin/license-keys",
       operationId: "listLicenseKeys",
       summary: "Every registered license key.",
-      auth: "admin",
       successStatus: 200,
       responseSchema: { type: "object", required: ["keys"], properties: { keys: { type: "array", items: licenseKeySchema } } },
       errors: { ...adminErrors, 503: "The key store is unavailable." },
@@ -162,8 +168,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       path: "/v1/admin/license-keys",
       operationId: "removeLicenseKey",
       summary: "Remove a license key: its reports are refused from then on (within seconds on every replica).",
-      auth: "admin",
-      query: [{ name: "licenseKey", description: "The key to remove.", required: true }],
+      query: [{ name: "licenseKey", description: "The key to remove.", required: true, schema: { type: "string", minLength: 1 } }],
       successStatus: 200,
       responseSchema: { type: "object", required: ["removed"], properties: { removed: { type: "boolean" } } },
       errors: { 400: "`licenseKey` is missing.", ...adminErrors, 503: "The key store is unavailable." },

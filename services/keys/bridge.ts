@@ -5,16 +5,11 @@ import type { KeyServiceApi } from "./key-service.js";
 
 export const KEY_SERVICE_NAME = "docservice.v1.KeyService";
 
-/**
- * KeyService over Connect and gRPC-Web. GetKeyInfo authenticates by the key in
- * its message; Authenticate (an oracle for internal callers) and Revoke by
- * address need the admin token. Self-service revocation is DELETE /v1/auth/key.
- */
+/** KeyService over Connect and gRPC-Web; who may call each method is in services/access/access-rules.ts. */
 export function keyServiceBridge(api: KeyServiceApi): Bridge {
   return {
     descriptor: KeyServiceDescriptor,
     definition: KeyServiceService,
     api,
-    access: { register: "public", verify: "public", getKeyInfo: "public", authenticate: "admin", revoke: "admin" },
   };
 }

@@ -3,12 +3,11 @@ import { SigningServiceService } from "../../gen/ts-proto/docservice/v1/signing.
 import type { Bridge } from "../gateway/connect-bridge.js";
 import type { SigningApi } from "./signing-service.js";
 
-/** SigningService over Connect and gRPC-Web: Sign with an API key (it scopes eventId), verification for anyone. */
+/** SigningService over Connect and gRPC-Web; who may call each method is in services/access/access-rules.ts. */
 export function signingServiceBridge(api: SigningApi): Bridge {
   return {
     descriptor: SigningServiceDescriptor,
     definition: SigningServiceService,
     api,
-    access: { sign: "apiKey", verify: "public", getVerificationKey: "public" },
   };
 }

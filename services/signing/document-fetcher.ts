@@ -338,6 +338,7 @@ function classifyV6(g: number[]): AddressCategory | null {
   if ((g0 & 0xff00) === 0xff00) return "multicast";
   if (g0 === 0x2001 && g1 === 0) return "reserved"; // Teredo
   if (g0 === 0x2001 && g1 === 0x0db8) return "reserved"; // documentation
+  if (g0 === 0x3fff && (g1 & 0xf000) === 0) return "reserved"; // documentation 3fff::/20 (RFC 9637)
   if ((g0 & 0xe000) !== 0x2000) return "reserved"; // outside global unicast 2000::/3 (e.g. 100::/64)
   return null;
 }

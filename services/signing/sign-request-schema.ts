@@ -70,7 +70,9 @@ export const eventIdSchema = z
   .string({ error: "must be a string" })
   .min(1, "must not be empty")
   .max(MAX_EVENT_ID_CHARS, `must be at most ${MAX_EVENT_ID_CHARS} characters`)
-  .regex(/^[^\p{Cc}]+$/u, "must not contain control characters");
+  // the control characters (Unicode category Cc) spelled as ranges: /openapi.json carries this pattern, and
+  // clients' regex engines (Schemathesis' among them) do not all know \p{…} classes
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, "must not contain control characters");
 
 export function metadataSchema(maxBytes: number) {
   return dataObject.refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`);

@@ -3,12 +3,11 @@ import { TelemetryServiceService } from "../../gen/ts-proto/docservice/v1/teleme
 import type { Bridge } from "../gateway/connect-bridge.js";
 import type { TelemetryApi } from "./telemetry-service.js";
 
-/** TelemetryService over Connect and gRPC-Web: Collect for anyone (the license key is in the message), the rest with the admin token. */
+/** TelemetryService over Connect and gRPC-Web; who may call each method is in services/access/access-rules.ts. */
 export function telemetryServiceBridge(api: TelemetryApi): Bridge {
   return {
     descriptor: TelemetryServiceDescriptor,
     definition: TelemetryServiceService,
     api,
-    access: { collect: "public", getUsage: "admin", addLicenseKey: "admin", removeLicenseKey: "admin", listLicenseKeys: "admin" },
   };
 }

@@ -86,6 +86,10 @@ export function parseCollectRequest(body: unknown, limits: { metadataMaxBytes: n
   if (!validate(body)) throw validationError((validate.errors ?? []).map(fieldIssue));
   const issues: FieldIssue[] = [];
   if (body.libraryVersion === undefined && body.superdocVersion === undefined) issues.push({ field: "libraryVersion", issue: "is required (or superdocVersion)" });
+  // The pattern allows day 31 in every month; Date would roll 2026-02-31 over to March 3 and count the open on the wrong day.
+  body.events.forEach((event, i) => {
+    if (!isCalendarDate(event.timestamp)) issues.push({ field: `events[${i}].timestamp`, issue: "is not a real calendar date" });
+  });
   const metadata = body.metadata as Record<string, string | number | boolean>;
   if (Buffer.byteLength(JSON.stringify(metadata)) > limits.metadataMaxBytes) {
     issues.push({ field: "metadata", issue: `must be at most ${limits.metadataMaxBytes} bytes as JSON` });
@@ -93,6 +97,14 @@ export function parseCollectRequest(body: unknown, limits: { metadataMaxBytes: n
   if (issues.length > 0) throw validationError(issues);
   for (const key in metadata) if (typeof metadata[key] !== "string") metadata[key] = String(metadata[key]);
   return body;
+}
+
+/** Whether the YYYY-MM-DD at the start of `text` is a day that exists (no February 30). */
+function isCalendarDate(text: string): boolean {
+  const [year, month, day] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 /** "/events/0/timestamp" → "events[0].timestamp"; the whole body is "body". */

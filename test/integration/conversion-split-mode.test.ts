@@ -10,15 +10,17 @@ import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
 import { makeDocx } from "../support/docx-fixtures.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
-import { answers, startService, type ServiceProcess } from "../support/service-process.js";
+import { answers, plaintextTransport, startService, type ServiceProcess } from "../support/service-process.js";
 import { corpusFile } from "../support/corpus.js";
 
 const docx = corpusFile("word_tables.docx");
 
 /** Streams a document through ConversionService.Convert and collects the answer. */
-function convertOverGrpc(client: ConversionServiceClient, document: Buffer, sourceFormat: SourceFormat): Promise<{ header: ConvertResponse["header"]; pdf: Buffer }> {
+function convertOverGrpc(client: ConversionServiceClient, apiKey: string, document: Buffer, sourceFormat: SourceFormat): Promise<{ header: ConvertResponse["header"]; pdf: Buffer }> {
   return new Promise((resolve, reject) => {
-    const stream = client.convert(new Metadata());
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${apiKey}`);
+    const stream = client.convert(metadata);
     const parts: Buffer[] = [];
     let header: ConvertResponse["header"];
     stream.on("data", (message: ConvertResponse) => (message.header ? (header = message.header) : parts.push(Buffer.from(message.chunk!))));
@@ -47,11 +49,12 @@ describe("conversion in split mode", () => {
     const keysAddress = `127.0.0.1:${keysPort}`;
     const common = { HOST: "127.0.0.1", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
     const serving = (address: string, name: string) => {
-      const check = remoteHealthCheck(address, name, 1000);
+      const check = remoteHealthCheck(address, name, 1000, plaintextTransport);
       return () => check().then(() => true);
     };
     [conversion, keys] = await Promise.all([
-      startService("conversion", { ...common, GRPC_PORT: String(conversionPort), CONVERSION_POOL_SIZE: "1" }, serving(conversionAddress, "docservice.v1.ConversionService")),
+      // KEYS_SERVICE_ADDR: internal callers of Convert present API keys, which it checks with KeyService.
+      startService("conversion", { ...common, GRPC_PORT: String(conversionPort), CONVERSION_POOL_SIZE: "1", KEYS_SERVICE_ADDR: keysAddress }, serving(conversionAddress, "docservice.v1.ConversionService")),
       startService("keys", { ...common, GRPC_PORT: String(keysPort) }, serving(keysAddress, "docservice.v1.KeyService")),
     ]);
     base = `http://127.0.0.1:${httpPort}`;
@@ -84,7 +87,7 @@ describe("conversion in split mode", () => {
   });
 
   test("an internal caller streams a document with the ts-proto client", async () => {
-    const { header, pdf } = await convertOverGrpc(client, docx, SourceFormat.SOURCE_FORMAT_DOCX);
+    const { header, pdf } = await convertOverGrpc(client, apiKey, docx, SourceFormat.SOURCE_FORMAT_DOCX);
     assert.equal(header?.contentType, "application/pdf");
     assert.equal(header?.filename, "tables.pdf");
     assert.ok((header?.pageCount ?? 0) > 0);
@@ -95,16 +98,16 @@ describe("conversion in split mode", () => {
   test("documents over gRPC's 4 MB default message size go through", async () => {
     const large = makeDocx(["A document with a large embedded part."], { "word/media/blob.bin": randomBytes(6 * 1024 * 1024) });
     assert.ok(large.length > 6 * 1024 * 1024);
-    const { pdf } = await convertOverGrpc(client, large, SourceFormat.SOURCE_FORMAT_DOCX);
+    const { pdf } = await convertOverGrpc(client, apiKey, large, SourceFormat.SOURCE_FORMAT_DOCX);
     assert.equal(pdf.subarray(0, 5).toString(), "%PDF-");
   });
 
   test("a wrong document type keeps its meaning over gRPC", async () => {
-    await assert.rejects(convertOverGrpc(client, Buffer.from("%PDF-1.7 not a docx"), SourceFormat.SOURCE_FORMAT_DOCX), (error: ServiceError) => {
+    await assert.rejects(convertOverGrpc(client, apiKey, Buffer.from("%PDF-1.7 not a docx"), SourceFormat.SOURCE_FORMAT_DOCX), (error: ServiceError) => {
       assert.equal(error.code, status.INVALID_ARGUMENT);
       assert.equal(error.metadata.get("docservice-error-code")[0], "UNSUPPORTED_MEDIA_TYPE");
       return true;
     });
-    await assert.rejects(convertOverGrpc(client, docx, SourceFormat.SOURCE_FORMAT_UNSPECIFIED), (error: ServiceError) => error.code === status.INVALID_ARGUMENT);
+    await assert.rejects(convertOverGrpc(client, apiKey, docx, SourceFormat.SOURCE_FORMAT_UNSPECIFIED), (error: ServiceError) => error.code === status.INVALID_ARGUMENT);
   });
 });

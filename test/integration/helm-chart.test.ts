@@ -55,6 +55,7 @@ describe("Helm chart", () => {
       ["patch", "horizontalpodautoscalers.autoscaling"],
       ["create", "scaledobjects.keda.sh"],
       ["get", "secrets"],
+      ["create", "secrets"],
       ["create", "events"],
     ]) {
       assert.ok(await can(verb, resource, "apps"), `${verb} ${resource} in apps`);

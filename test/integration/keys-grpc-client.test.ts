@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { credentials, status, type ServiceError } from "@grpc/grpc-js";
+import { credentials, Metadata, status, type ServiceError } from "@grpc/grpc-js";
 import { after, before, describe, test } from "node:test";
 import {
   KeyServiceClient,
@@ -9,12 +9,24 @@ import {
   type RegisterResponse,
   type RevokeResponse,
 } from "../../gen/ts-proto/docservice/v1/keys.js";
+import { INTERNAL_TOKEN_HEADER } from "../../services/access/internal-transport.js";
 import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
 import { codeIn } from "../support/key-flow.js";
 import { startMailpit, type Mailpit } from "../support/mailpit.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
-import { startService, type ServiceProcess } from "../support/service-process.js";
+import { plaintextTransport, startService, TEST_INTERNAL_TOKEN, type ServiceProcess } from "../support/service-process.js";
+
+const ADMIN_TOKEN = "grpc-client-test-admin-token";
+/** Authenticate answers only the gateway: here, the internal token of a deployment without TLS. */
+const asGateway = () => withHeader(INTERNAL_TOKEN_HEADER, TEST_INTERNAL_TOKEN);
+const asAdmin = () => withHeader("authorization", `Bearer ${ADMIN_TOKEN}`);
+
+function withHeader(name: string, value: string): Metadata {
+  const metadata = new Metadata();
+  metadata.set(name, value);
+  return metadata;
+}
 
 // An internal service calling KeyService directly with the generated ts-proto grpc-js client.
 describe("KeyService over gRPC with the ts-proto client", () => {
@@ -26,7 +38,7 @@ describe("KeyService over gRPC with the ts-proto client", () => {
   before(async () => {
     [redis, mailpit] = await Promise.all([startRedis(), startMailpit()]);
     const address = `127.0.0.1:${await freePort()}`;
-    const healthy = remoteHealthCheck(address, "docservice.v1.KeyService", 1000);
+    const healthy = remoteHealthCheck(address, "docservice.v1.KeyService", 1000, plaintextTransport);
     keys = await startService(
       "keys",
       {
@@ -36,6 +48,7 @@ describe("KeyService over gRPC with the ts-proto client", () => {
         SMTP_HOST: "127.0.0.1",
         SMTP_PORT: String(mailpit.smtpPort),
         KEYS_CODE_PEPPER: "grpc-client-test-pepper-0123456789",
+        DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
       },
       () => healthy().then(() => true),
     );
@@ -63,15 +76,15 @@ describe("KeyService over gRPC with the ts-proto client", () => {
     assert.match(verified.apiKey, /^dsk_/);
     assert.ok(verified.key?.createdAt instanceof Date);
 
-    const { principal } = await ask<AuthenticateResponse>((cb) => client.authenticate({ apiKey: verified.apiKey }, cb));
+    const { principal } = await ask<AuthenticateResponse>((cb) => client.authenticate({ apiKey: verified.apiKey }, asGateway(), cb));
     assert.equal(principal?.email, email);
     assert.equal(principal?.keyId, verified.key?.keyId);
 
     const info = await ask<GetKeyInfoResponse>((cb) => client.getKeyInfo({ apiKey: verified.apiKey }, cb));
     assert.equal(info.key?.maskedEmail, "i*******@example.test");
 
-    assert.equal((await ask<RevokeResponse>((cb) => client.revoke({ email }, cb))).revokedCount, 1);
-    await assert.rejects(ask((cb) => client.authenticate({ apiKey: verified.apiKey }, cb)), (error: ServiceError) => {
+    assert.equal((await ask<RevokeResponse>((cb) => client.revoke({ email }, asAdmin(), cb))).revokedCount, 1);
+    await assert.rejects(ask((cb) => client.authenticate({ apiKey: verified.apiKey }, asGateway(), cb)), (error: ServiceError) => {
       assert.equal(error.code, status.UNAUTHENTICATED);
       assert.equal(error.metadata.get("docservice-error-code")[0], "UNAUTHENTICATED");
       return true;

@@ -8,7 +8,7 @@ import { startMailpit, type Mailpit } from "../support/mailpit.js";
 import { call, codeIn, issueKey, registerAndReadCode } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
-import { answers, startService, type ServiceProcess } from "../support/service-process.js";
+import { answers, plaintextTransport, startService, type ServiceProcess } from "../support/service-process.js";
 import { waitFor } from "../support/wait.js";
 
 // KeyService and the gateway as two processes, against real Redis and a real SMTP server (Mailpit).
@@ -28,7 +28,7 @@ describe("key issuance in split mode (Redis + SMTP)", () => {
     const grpcPort = await freePort();
     const httpPort = await freePort();
     const keysAddress = `127.0.0.1:${grpcPort}`;
-    const keysHealthy = remoteHealthCheck(keysAddress, "docservice.v1.KeyService", 1000);
+    const keysHealthy = remoteHealthCheck(keysAddress, "docservice.v1.KeyService", 1000, plaintextTransport);
     keys = await startService(
       "keys",
       {
@@ -44,7 +44,7 @@ describe("key issuance in split mode (Redis + SMTP)", () => {
       () => keysHealthy().then(() => true),
     );
     const conversionAddress = `127.0.0.1:${await freePort()}`;
-    const conversionHealthy = remoteHealthCheck(conversionAddress, "docservice.v1.ConversionService", 1000);
+    const conversionHealthy = remoteHealthCheck(conversionAddress, "docservice.v1.ConversionService", 1000, plaintextTransport);
     conversion = await startService(
       "conversion",
       { HOST: "127.0.0.1", GRPC_PORT: conversionAddress.split(":")[1], CONVERSION_POOL_SIZE: "1", DOCSERVICE_DATA_DIR: dataDir },

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoordinationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { Kafka, logLevel } from "kafkajs";
 import { CRD } from "../../operator/crd.js";
+import { CRD_FILE } from "../../operator/crd-yaml.js";
 import type { SizingProfile } from "../../operator/sizing.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { kedaCrdsFile, kubectl, startKubeApiServer, waitForCrds, type KubeApiServer } from "../support/kube.js";
@@ -68,6 +69,7 @@ describe("DocService operator", () => {
     return output.trim() ? JSON.parse(output) : undefined;
   };
   const until = (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => waitFor(check, { what, timeoutMs, intervalMs: 200 });
+  const internalToken = (secret: any) => Buffer.from(secret.data.token, "base64").toString();
   const condition = (resource: any, type: string) => resource?.status?.conditions?.find((c: any) => c.type === type);
 
   /** What a Deployment controller would write once the Pods are up. */
@@ -86,8 +88,8 @@ describe("DocService operator", () => {
     config.loadFromFile(kube.kubeconfigPath);
     apps = config.makeApiClient(AppsV1Api);
     coordination = config.makeApiClient(CoordinationV1Api);
-    // kubectl, not client-node: its typed serializer drops schema keys it names differently (default, x-kubernetes-validations)
-    await kubectl(kube, ["apply", "--server-side", "-f", "-"], { input: JSON.stringify(CRD) });
+    // The chart's file, as users install it (test/integration/chart-crd.test.ts checks it rule by rule).
+    await kubectl(kube, ["apply", "--server-side", "-f", CRD_FILE]);
     await waitForCrds(kube, [CRD.metadata.name]);
     startOperator("operator-a");
   });
@@ -111,6 +113,13 @@ describe("DocService operator", () => {
     }
     const config = await get("configmap", "docservice-config");
     assert.equal(config.data.SIGNING_SERVICE_ADDR, "docservice-signing:50051");
+    assert.equal(config.data.GRPC_HOST, "0.0.0.0");
+    const secret = await get("secret", "docservice-internal-token");
+    assert.ok(secret, "the internal-token Secret");
+    assert.match(internalToken(secret), /^[A-Za-z0-9_-]{48}$/);
+    assert.deepEqual(secret.metadata.ownerReferences.map((o: any) => [o.kind, o.uid, o.controller]), [["DocService", resource.metadata.uid, true]]);
+    const env = (await get("deployment", "docservice-keys")).spec.template.spec.containers[0].env;
+    assert.ok(env.some((e: any) => e.name === "DOCSERVICE_INTERNAL_TOKEN" && e.valueFrom.secretKeyRef.name === "docservice-internal-token"));
     await until("Progressing status", async () => {
       const current = await get("docservice", "docservice");
       return condition(current, "Progressing")?.status === "True" && current.status.observedGeneration === current.metadata.generation;
@@ -125,7 +134,7 @@ describe("DocService operator", () => {
     for (const component of ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"]) await markReady(`docservice-${component}`);
     await until("Ready", async () => condition(await get("docservice", "docservice"), "Ready")?.status === "True");
     const versions = async () => {
-      const kinds = ["docservice/docservice", "deployment/docservice-gateway", "service/docservice-keys", "configmap/docservice-config"];
+      const kinds = ["docservice/docservice", "deployment/docservice-gateway", "service/docservice-keys", "configmap/docservice-config", "secret/docservice-internal-token"];
       return Promise.all(kinds.map(async (k) => (await get(k.split("/")[0], k.split("/")[1])).metadata.resourceVersion));
     };
     const before = await versions();
@@ -134,12 +143,15 @@ describe("DocService operator", () => {
     assert.match(operators[0].output(), /leading: reconciling/);
   });
 
-  test("a spec change updates the children; a deleted child is recreated", async () => {
+  test("a spec change updates the children; a deleted child is recreated; the internal token is never rotated", async () => {
+    const token = internalToken(await get("secret", "docservice-internal-token"));
     await kubectl(kube, ["patch", "docservice", "docservice", "--type=merge", "-p", JSON.stringify({ spec: { components: { keys: { replicas: 3 } } } })]);
     await until("keys scaled to 3", async () => (await get("deployment", "docservice-keys"))?.spec.replicas === 3);
     assert.ok(await get("poddisruptionbudget", "docservice-keys"), "a PDB once there is more than one replica");
     await kubectl(kube, ["delete", "service", "docservice-gateway"]);
     await until("the gateway Service back", async () => (await get("service", "docservice-gateway")) !== undefined);
+    await sleep(2500); // a resync (RESYNC_SECONDS=2) after the change
+    assert.equal(internalToken(await get("secret", "docservice-internal-token")), token, "the same token after reconciles and resyncs");
   });
 
   test("invalid specs are rejected by the API server with the schema's or the CEL rule's message", async () => {

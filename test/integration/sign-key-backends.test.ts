@@ -120,7 +120,7 @@ describe("signing through each key backend", () => {
           assert.ok(pyhanko.valid && pyhanko.intact && pyhanko.trusted && pyhanko.coversEntireFile, pyhanko.raw);
           assert.equal(pyhanko.timestamped, backend.timestamped, pyhanko.raw);
 
-          const verified = await postJson(platform.base, "/v1/verify", { document: { base64: signed.toString("base64") } });
+          const verified = await postJson(platform.base, "/v1/verify", { document: { base64: signed.toString("base64") } }, platform.apiKey);
           assert.equal(verified.body.valid, true, verified.body.reason);
           assert.equal(verified.body.signers[0].timestamped, backend.timestamped);
           assert.equal(verified.body.signers[0].certificateFingerprint, key.body.certificateSha256);
@@ -132,7 +132,7 @@ describe("signing through each key backend", () => {
           const selfSigned = await startPlatform({ CONVERSION_POOL_SIZE: "1" });
           try {
             const foreign = signedPdfOf(await postJson(selfSigned.base, "/v1/sign", signBody(pdf), selfSigned.apiKey));
-            const verified = await postJson(platform.base, "/v1/verify", { document: { base64: foreign.toString("base64") } });
+            const verified = await postJson(platform.base, "/v1/verify", { document: { base64: foreign.toString("base64") } }, platform.apiKey);
             assert.equal(verified.body.valid, false);
             assert.match(verified.body.reason, /trusted/);
             assert.equal(verified.body.signers[0].intact, true);

@@ -51,7 +51,7 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
   let fingerprint: string;
 
   const sign = (body: unknown, apiKey = platform.apiKey) => postJson(platform.base, "/v1/sign", body, apiKey);
-  const verify = (bytes: Buffer) => postJson(platform.base, "/v1/verify", { document: { base64: bytes.toString("base64") } });
+  const verify = (bytes: Buffer) => postJson(platform.base, "/v1/verify", { document: { base64: bytes.toString("base64") } }, platform.apiKey);
 
   before(async () => {
     pdf = await textPdf(1);
@@ -318,9 +318,9 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
     });
 
     test("/v1/verify: not a PDF → 422, bad body → 400", async () => {
-      const result = await postJson(platform.base, "/v1/verify", { document: { base64: makeDocx(["x"]).toString("base64") } });
+      const result = await postJson(platform.base, "/v1/verify", { document: { base64: makeDocx(["x"]).toString("base64") } }, platform.apiKey);
       assert.equal(result.status, 422);
-      const bad = await postJson(platform.base, "/v1/verify", { document: {}, extra: true });
+      const bad = await postJson(platform.base, "/v1/verify", { document: {}, extra: true }, platform.apiKey);
       assert.equal(bad.status, 400);
       assert.deepEqual(bad.body.details.map((d: { field: string }) => d.field).sort(), ["document", "extra"]);
     });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { InternalTransport } from "../../services/access/internal-transport.js";
 import { waitFor } from "./wait.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -13,6 +14,12 @@ export interface ServiceProcess {
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
+
+/** The gateway's identity between the processes of a split deployment started here without TLS. */
+export const TEST_INTERNAL_TOKEN = "test-internal-token-0123456789abcdef";
+
+/** The plaintext internal transport those processes use, for a test's own clients (health checks). */
+export const plaintextTransport = new InternalTransport({ gatewayNames: [], internalToken: TEST_INTERNAL_TOKEN });
 
 const running = new Set<ChildProcess>();
 // SIGTERM, not SIGKILL: the service's own shutdown then stops the LibreOffice process groups it started.
@@ -27,7 +34,7 @@ export async function startService(role: string, env: Record<string, string>, re
   const ownDataDir = env.DOCSERVICE_DATA_DIR ? undefined : mkdtempSync(join(tmpdir(), `docservice-${role}-`));
   const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts", role], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: "info", DOCSERVICE_DATA_DIR: ownDataDir ?? "", ...env },
+    env: { ...process.env, LOG_LEVEL: "info", DOCSERVICE_DATA_DIR: ownDataDir ?? "", DOCSERVICE_INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);

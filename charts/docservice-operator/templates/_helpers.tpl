@@ -39,10 +39,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: ["keda.sh"]
   resources: ["scaledobjects"]
   verbs: ["get", "list", "watch", "create", "patch"]
-# only whether a referenced Secret and key exist; never listed or watched
+# whether a referenced Secret and key exist, and creating <name>-internal-token
+# when absent; never listed, watched or updated
 - apiGroups: [""]
   resources: ["secrets"]
-  verbs: ["get"]
+  verbs: ["get", "create"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]

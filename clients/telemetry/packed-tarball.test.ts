@@ -1,0 +1,191 @@
+/**
+ * Tests what ships: `npm pack` of clients/telemetry (its prepack builds
+ * dist/), the tarball installed into a fresh project outside the repository,
+ * then imported by plain `node` (no TypeScript loader) and type-checked as a
+ * consumer would with tsc (strict, NodeNext). Needs npm and fflate from the
+ * npm cache or the registry.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { makeDocx } from "../../test/support/docx-fixtures.js";
+import { wordTimestamp } from "./index.js";
+import { corpusDocx, expectedId, partText } from "./test/docx.js";
+
+const run = promisify(execFile);
+const packageDir = fileURLToPath(new URL("./", import.meta.url));
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { name: string; version: string };
+
+/** Child processes get no TypeScript loader from the test runner's environment. */
+const plainEnv = { ...process.env, NODE_OPTIONS: "" };
+
+interface PackResult {
+  readonly filename: string;
+  readonly files: readonly { readonly path: string }[];
+}
+
+let work = "";
+let pack: PackResult;
+let project = "";
+let installed = "";
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), "telemetry-tarball-"));
+  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], {
+    cwd: packageDir,
+    env: plainEnv,
+    maxBuffer: 8 << 20,
+  });
+  [pack] = JSON.parse(stdout) as [PackResult];
+
+  project = join(work, "consumer");
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "telemetry-consumer", private: true, type: "module" }));
+  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, pack.filename)], {
+    cwd: project,
+    env: plainEnv,
+    maxBuffer: 8 << 20,
+  });
+  installed = join(project, "node_modules", ...manifest.name.split("/"));
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () => {
+  test("holds the built JavaScript, its declarations, README and package.json only", () => {
+    const paths = pack.files.map((file) => file.path).sort();
+    assert.ok(paths.includes("package.json") && paths.includes("README.md"), paths.join(", "));
+    assert.ok(paths.includes("dist/index.js") && paths.includes("dist/index.d.ts"), paths.join(", "));
+    for (const path of paths) {
+      assert.ok(path === "package.json" || path === "README.md" || /^dist\/[\w-]+\.(?:js|d\.ts)$/.test(path), `unexpected ${path}`);
+    }
+    // Every library module has its declaration (index.d.ts re-exports them by name).
+    for (const [, module] of readFileSync(join(installed, "dist/index.d.ts"), "utf8").matchAll(/from "\.\/([\w-]+)\.js"/g)) {
+      assert.ok(paths.includes(`dist/${module}.d.ts`), `dist/${module}.d.ts`);
+    }
+  });
+
+  test("its package.json points Node and TypeScript at dist/ and keeps fflate as its dependency", () => {
+    const packed = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
+      version: string;
+      exports: Record<string, Record<string, string>>;
+      dependencies: Record<string, string>;
+    };
+    assert.equal(packed.version, manifest.version);
+    assert.deepEqual(packed.exports["."], { types: "./dist/index.d.ts", default: "./dist/index.js" });
+    assert.ok(packed.dependencies["fflate"], "fflate is a dependency");
+    assert.ok(existsSync(join(project, "node_modules", "fflate", "package.json")), "npm installed fflate with it");
+    const code = readFileSync(join(installed, "dist/index.js"), "utf8");
+    const specifiers = [...code.matchAll(/^\s*(?:import|export)\b[^;]*?\bfrom\s*"([^"]+)"/gm)].map(([, specifier]) => specifier);
+    assert.deepEqual([...new Set(specifiers)], ["fflate"], "one bundled module importing only fflate");
+  });
+
+  test("plain node imports it and computes real document ids, stamps and reports", async () => {
+    const word = corpusDocx("1-page.docx"); // Word's own file: w15:docId + dcterms:created
+    const guid = /<w15:docId w15:val="\{([0-9A-F-]+)\}"/.exec(partText(word, "word/settings.xml")!)![1]!;
+    const created = /<dcterms:created[^>]*>([^<]+)</.exec(partText(word, "docProps/core.xml")!)![1]!;
+    const plain = new Uint8Array(makeDocx(["packed"])); // no GUID, no created time
+    writeFileSync(join(work, "word.docx"), word);
+    writeFileSync(join(work, "plain.docx"), plain);
+    const stampGuid = "0F1E2D3C-4B5A-4987-8695-A4B3C2D1E0F9";
+    const now = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678));
+
+    const script = `
+      import { readFileSync } from "node:fs";
+      import { computeDocumentId, stampDocument, createUsageTracker, LIBRARY_VERSION } from "${manifest.name}";
+      const read = (name) => new Uint8Array(readFileSync(process.env.WORK + "/" + name));
+      const sent = [];
+      const tracker = createUsageTracker({ licenseKey: "lic-1", telemetry: { endpoint: "http://collector.test/v1/collect" }, fetch: (url, init) => { sent.push({ url, init }); } });
+      const stamped = stampDocument(read("plain.docx"), { documentGuid: process.env.STAMP_GUID, now: new Date(process.env.NOW) });
+      console.log(JSON.stringify({
+        resolved: import.meta.resolve("${manifest.name}"),
+        version: LIBRARY_VERSION,
+        word: computeDocumentId(read("word.docx")),
+        plain: computeDocumentId(read("plain.docx")),
+        stamped: computeDocumentId(stamped),
+        opened: tracker.trackOpen(read("word.docx")),
+        sent: sent.map(({ url, init }) => ({ url, headers: init.headers, body: JSON.parse(init.body) })),
+      }));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: project,
+      env: { ...plainEnv, WORK: work, STAMP_GUID: stampGuid, NOW: now.toISOString() },
+    });
+    const result = JSON.parse(stdout) as {
+      resolved: string;
+      version: string;
+      word: { documentId: string; documentGuid: string | null; documentCreatedAt: string | null };
+      plain: { documentId: string; documentGuid: string | null; documentCreatedAt: string | null };
+      stamped: { documentId: string; documentGuid: string | null; documentCreatedAt: string | null };
+      opened: { documentId: string };
+      sent: { url: string; headers: Record<string, string>; body: { libraryVersion: string; events: { documentId: string }[] } }[];
+    };
+
+    assert.equal(fileURLToPath(result.resolved), join(installed, "dist", "index.js"), "the installed build, not the sources");
+    assert.equal(result.version, manifest.version);
+    assert.deepEqual(result.word, { documentId: expectedId(`${guid}|${created}`), documentGuid: guid, documentCreatedAt: created });
+    assert.deepEqual(result.plain, { documentId: expectedId(plain), documentGuid: null, documentCreatedAt: null });
+    const stampedCreated = wordTimestamp(now);
+    assert.deepEqual(result.stamped, {
+      documentId: expectedId(`${stampGuid}|${stampedCreated}`),
+      documentGuid: stampGuid,
+      documentCreatedAt: stampedCreated,
+    });
+    assert.equal(result.opened.documentId, result.word.documentId);
+    assert.equal(result.sent.length, 1);
+    assert.equal(result.sent[0]!.url, "http://collector.test/v1/collect");
+    assert.equal(result.sent[0]!.headers["X-License-Key"], "lic-1");
+    assert.equal(result.sent[0]!.body.libraryVersion, manifest.version);
+    assert.deepEqual(result.sent[0]!.body.events.map((event) => event.documentId), [result.word.documentId]);
+  });
+
+  test("its declarations type-check a strict NodeNext consumer, in a browser (DOM) and in Node (@types/node)", async () => {
+    writeFileSync(
+      join(project, "consumer.ts"),
+      `import { computeDocumentId, createUsageTracker, stampDocument, type DocumentIdentity, type UsageTracker } from "${manifest.name}";
+
+const bytes: Uint8Array = stampDocument(new Uint8Array(0), { documentGuid: "guid", now: new Date() });
+const identity: DocumentIdentity = computeDocumentId(bytes);
+const id: string = identity.documentId;
+const created: string | null = identity.documentCreatedAt;
+const tracker: UsageTracker = createUsageTracker({ licenseKey: "k", telemetry: { enabled: false, metadata: { customerId: "c-1" } } });
+const opened: DocumentIdentity | null = tracker.trackOpen(bytes);
+// @ts-expect-error a document id is a string
+const wrong: number = identity.documentId;
+// @ts-expect-error metadata is flat
+createUsageTracker({ telemetry: { metadata: { nested: { a: 1 } } } });
+export { id, created, opened, wrong };
+`,
+    );
+    const compilerOptions = {
+      strict: true,
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      target: "ES2022",
+      noEmit: true,
+      skipLibCheck: false,
+    };
+    const rootTypes = fileURLToPath(new URL("../../node_modules/@types", import.meta.url));
+    const configs = {
+      "tsconfig.browser.json": { ...compilerOptions, lib: ["ES2022", "DOM"], types: [] },
+      "tsconfig.node.json": { ...compilerOptions, lib: ["ES2022"], typeRoots: [rootTypes], types: ["node"] },
+    };
+    for (const [name, options] of Object.entries(configs)) {
+      writeFileSync(join(project, name), JSON.stringify({ compilerOptions: options, files: ["consumer.ts"] }));
+      const checked = await run(process.execPath, [tsc, "-p", name, "--listFiles"], { cwd: project, env: plainEnv }).catch(
+        (error: { stdout?: string }) => assert.fail(`${name}: tsc failed\n${error.stdout ?? String(error)}`),
+      );
+      const files = checked.stdout.split("\n").filter((line) => line.includes(`/node_modules/${manifest.name}/`));
+      assert.ok(files.some((file) => file.endsWith("/dist/index.d.ts")), `${name}: ${files.join(", ")}`);
+      assert.ok(files.every((file) => file.endsWith(".d.ts")), `${name} read only declarations: ${files.join(", ")}`);
+    }
+  });
+});
