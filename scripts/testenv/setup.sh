@@ -119,7 +119,17 @@ setup_pyhanko() {
   [[ -n "$version" && -n "$cli" ]] || die "cannot read the pyhanko/pyhanko-cli versions from $requirements"
   pip_tool pyhanko "$version" "$requirements" "pyHanko, version $version (CLI $cli)"
 }
+
+# Schemathesis from PyPI: generates requests from the served /openapi.json and
+# checks every answer against it (test/integration/schemathesis.test.ts).
+setup_schemathesis() {
+  local requirements="$HERE/schemathesis-requirements.txt" version
+  version="$(sed -n 's/^schemathesis==\([^ ]*\) .*/\1/p' "$requirements")"
+  [[ -n "$version" ]] || die "cannot read the schemathesis version from $requirements"
+  pip_tool schemathesis "$version" "$requirements" "schemathesis, version $version"
+}
 setup_pyhanko
+setup_schemathesis
 bash "$HERE/kafka.sh"     # Kafka 3.9 (KRaft) from Maven Central jars, on Debian's OpenJDK 17
 bash "$HERE/browser.sh"   # Debian's Chromium, for playwright-core
 bash "$HERE/kubernetes.sh" # kube-apiserver, etcd, kubectl, helm, k6 built from Go modules; KEDA's CRDs

@@ -12,7 +12,7 @@ export function convertRoute(conversion: ConversionApi, maxBytes: number): Route
     path: "/v1/convert",
     operationId: "convert",
     summary: "Convert a document to PDF, keeping tables and formatting. Send it as multipart/form-data with one file part named `file`.",
-    query: [{ name: "from", description: `Format of the document: ${FORMAT_NAMES.join(", ")}.`, required: true }],
+    query: [{ name: "from", description: `Format of the document: ${FORMAT_NAMES.join(", ")}.`, required: true, schema: { type: "string", enum: FORMAT_NAMES } }],
     requestBody: {
       contentType: "multipart/form-data",
       schema: { type: "object", required: ["file"], properties: { file: { type: "string", format: "binary", description: `The document, at most ${maxBytes} bytes.` } } },

@@ -32,7 +32,8 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
         backends: { type: "object", additionalProperties: healthReportSchema },
       },
     },
-    errors: { 503: "At least one backend is down; the body says which." },
+    errors: { 503: "At least one backend is down; the body (the same report, status degraded) says which." },
+    successBodyOn: [503],
     async handle() {
       const names = Object.keys(backends);
       const reports = await Promise.all(names.map((name) => probe(backends[name], PROBE_TIMEOUT_MS)));

@@ -49,6 +49,8 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
     };
     parser.on("file", (name, stream, info) => {
       if (name !== field) {
+        // discarded, but busboy may still fail it when the form ends early: unheard, that would end the process
+        stream.on("error", () => {});
         stream.resume();
         return finish(badRequest(name, "is not expected", `Unexpected file part "${name}": send one file part named "${field}".`));
       }

@@ -44,7 +44,8 @@ export function openApiDocument(routes: Route[]): object {
     };
     const access = routeAccess(route);
     for (const [status, description] of Object.entries({ ...ACCESS_ERRORS[access], ...route.errors })) {
-      responses[status] = { description, content: json({ $ref: "#/components/schemas/Error" }) };
+      const schema = route.successBodyOn?.includes(Number(status)) ? route.responseSchema : { $ref: "#/components/schemas/Error" };
+      responses[status] = { description, content: json(schema) };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method.toLowerCase()] = {

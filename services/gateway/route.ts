@@ -40,6 +40,8 @@ export interface Route {
   successStatus: number;
   /** Error statuses the route can answer with, and when. */
   errors: Record<number, string>;
+  /** Statuses among `errors` answered with the success body (its schema) instead of the JSON error body, e.g. /v1/health's 503. */
+  successBodyOn?: number[];
   handle(context: RequestContext): Promise<Reply>;
 }
 

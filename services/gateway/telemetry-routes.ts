@@ -129,7 +129,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
         schema: {
           type: "object",
           properties: {
-            licenseKey: { type: "string", pattern: "^[\\x21-\\x7e]{8,128}$", description: "8 to 128 printable ASCII characters without spaces; omitted: one is generated." },
+            licenseKey: { type: "string", pattern: "^([\\x21-\\x7e]{8,128})?$", description: "8 to 128 printable ASCII characters without spaces; omitted or empty: one is generated." },
             customer: { type: "string", maxLength: 200 },
           },
         },

@@ -49,13 +49,17 @@ export const auditTrailSchema = z
   .refine((events) => events.some((event) => event?.type === "submit"), {
     message: "must contain at least one submit event",
     when: (payload) => Array.isArray(payload.value) && payload.value.length > 0,
-  });
+  })
+  .meta({ contains: { type: "object", required: ["type"], properties: { type: { const: "submit" } } } });
 
 const optionalText = (max: number) => z.string().max(max, `must be at most ${max} characters`).optional();
 
 export const signerSchema = z.strictObject(
   {
-    email: z.string({ error: "is required" }).refine((value) => normalizeEmail(value) !== undefined, "must be a valid e-mail address"),
+    email: z
+      .string({ error: "is required" })
+      .refine((value) => normalizeEmail(value) !== undefined, "must be a valid e-mail address")
+      .meta({ format: "email", maxLength: 254 }),
     name: z
       .string({ error: "is required" })
       .refine((value) => value.trim().length >= 2, "must be at least 2 characters")
@@ -78,7 +82,8 @@ export function metadataSchema(maxBytes: number) {
   return dataObject.refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`);
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** Standard base64, padded (a pattern, so /openapi.json states it too); "" is left to the min-length rule. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export const documentSchema = z
   .strictObject(
@@ -86,13 +91,14 @@ export const documentSchema = z
       base64: z
         .string({ error: "must be a base64 string" })
         .min(1, "must not be empty")
-        .refine((value) => value.length % 4 === 0 && BASE64.test(value), "must be standard base64 (A–Z, a–z, 0–9, +, /, = padding)")
+        .regex(BASE64, "must be standard base64 (A–Z, a–z, 0–9, +, /, = padding)")
         .optional(),
       url: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
     },
     { error: "is required" },
   )
-  .refine((value) => (value.base64 === undefined) !== (value.url === undefined), "must have exactly one of base64 or url");
+  .refine((value) => (value.base64 === undefined) !== (value.url === undefined), "must have exactly one of base64 or url")
+  .meta({ oneOf: [{ required: ["base64"] }, { required: ["url"] }] });
 
 export function signRequestSchema(limits: { metadataMaxBytes: number }) {
   return z.strictObject(

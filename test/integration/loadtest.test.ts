@@ -2,29 +2,18 @@
 // an impossible p95 target makes it fail (so a breach really fails CI), and the
 // committed sizing profile is what the operator expects.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { COMPONENTS } from "../../operator/crd.js";
 import type { SizingProfile } from "../../operator/sizing.js";
+import { runCommand } from "../support/run-command.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** `loadtest/run.ts check` in its own process; SIGTERM (it then stops its platform) past the timeout. */
 function runCheck(env: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "loadtest/run.ts", "check"], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk) => (output += chunk));
-    child.stderr.on("data", (chunk) => (output += chunk));
-    const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+  return runCommand(process.execPath, ["--import", "tsx", "loadtest/run.ts", "check"], { cwd: ROOT, env, timeoutMs });
 }
 
 describe("k6 load tests against embedded mode", () => {

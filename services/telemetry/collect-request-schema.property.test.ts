@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { ServiceError } from "../core/errors.js";
+import { MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT, MAX_METADATA_KEYS, parseCollectRequest } from "./collect-request-schema.js";
+
+// Property tests of the POST /v1/collect body parser: whatever JSON arrives, the answer is the
+// parsed report or a VALIDATION_ERROR (400) naming fields, never another error; and every
+// report a client may send is accepted and comes back as sent.
+
+const NUM_RUNS = 300;
+const limits = { metadataMaxBytes: 2048 };
+
+/** Calls the parser; anything thrown must be a 400 with at least one {field, issue}. */
+function outcome(body: unknown): "accepted" | "refused" {
+  try {
+    parseCollectRequest(body, limits);
+    return "accepted";
+  } catch (error) {
+    assert.ok(error instanceof ServiceError, `not a ServiceError: ${String(error)}`);
+    assert.equal(error.code, "VALIDATION_ERROR");
+    assert.equal(error.httpStatus, 400);
+    assert.ok(error.details && error.details.length > 0, "no details");
+    for (const detail of error.details) {
+      assert.equal(typeof detail.field, "string");
+      assert.ok(detail.field.length > 0);
+      assert.equal(typeof detail.issue, "string");
+      assert.ok(detail.issue.length > 0);
+    }
+    return "refused";
+  }
+}
+
+/** A time the reference client sends: `new Date().toISOString()` (years 0–9999, milliseconds, Z). */
+const isoTime = fc.date({ min: new Date("0000-01-01T00:00:00.000Z"), max: new Date("9999-12-31T23:59:59.999Z"), noInvalidDate: true }).map((d) => d.toISOString());
+
+const event = fc.record({
+  timestamp: isoTime,
+  documentId: fc.string({ minLength: 1, maxLength: MAX_DOCUMENT_ID_CHARS, unit: "grapheme-ascii" }),
+  documentCreatedAt: fc.option(isoTime, { nil: null }),
+});
+
+const metadata = fc.dictionary(
+  fc.string({ maxLength: 20 }).filter((key) => key !== "__proto__"),
+  fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean()),
+  { maxKeys: MAX_METADATA_KEYS },
+);
+
+const validReport = fc.record(
+  {
+    libraryVersion: fc.string({ maxLength: 64 }),
+    browserInfo: fc.record({
+      userAgent: fc.string({ maxLength: 100 }),
+      currentUrl: fc.webUrl(),
+      hostname: fc.domain(),
+      screenSize: fc.record({ width: fc.nat({ max: 100_000 }), height: fc.nat({ max: 100_000 }) }),
+    }),
+    metadata,
+    events: fc.array(event, { minLength: 1, maxLength: MAX_EVENTS_PER_REPORT }),
+  },
+  { requiredKeys: ["libraryVersion", "events"] },
+).map((report) => JSON.parse(JSON.stringify(report)) as typeof report); // as the gateway receives it
+
+/** A valid report with one part replaced by anything: near misses reach the deeper checks. */
+const nearMiss = fc
+  .tuple(validReport, fc.constantFrom("libraryVersion", "browserInfo", "metadata", "events", "events.0", "events.0.timestamp", "events.0.documentId", "events.0.documentCreatedAt"), fc.jsonValue())
+  .map(([report, path, value]) => {
+    const copy = structuredClone(report) as Record<string, any>;
+    const keys = path.split(".");
+    let target = copy;
+    for (const key of keys.slice(0, -1)) target = target[key];
+    target[keys.at(-1)!] = value;
+    return copy;
+  });
+
+describe("parseCollectRequest (fast-check)", () => {
+  test("any JSON value: accepted or a 400 naming fields, nothing else thrown", () => {
+    fc.assert(fc.property(fc.jsonValue({ maxDepth: 6 }), (body) => void outcome(body)), { numRuns: NUM_RUNS });
+  });
+
+  test("any JSON text parsed as the gateway does (JSON.parse): accepted or a 400", () => {
+    fc.assert(fc.property(fc.json({ maxDepth: 6 }), (text) => void outcome(JSON.parse(text))), { numRuns: NUM_RUNS });
+  });
+
+  test("a valid report with one part replaced by any JSON: accepted or a 400", () => {
+    fc.assert(fc.property(nearMiss, (body) => void outcome(body)), { numRuns: NUM_RUNS });
+  });
+
+  test("every valid report is accepted and comes back as sent (metadata values as strings, defaults filled)", () => {
+    fc.assert(
+      fc.property(validReport, (report) => {
+        const sent = structuredClone(report);
+        const parsed = parseCollectRequest(report, { metadataMaxBytes: 1 << 20 });
+        assert.equal(parsed.libraryVersion, sent.libraryVersion);
+        assert.deepEqual(parsed.events, sent.events);
+        assert.deepEqual(parsed.metadata, Object.fromEntries(Object.entries(sent.metadata ?? {}).map(([k, v]) => [k, String(v)])));
+        assert.deepEqual(parsed.browserInfo, sent.browserInfo ?? { userAgent: "", currentUrl: "", hostname: "", screenSize: { width: 0, height: 0 } });
+        for (const { timestamp } of parsed.events) assert.equal(new Date(timestamp).toISOString(), timestamp, "the day counted is the day sent");
+      }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  test("a timestamp on a day that does not exist is refused, not rolled over to the next month", () => {
+    const daysIn = (year: number, month: number) => {
+      const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+      return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]!;
+    };
+    const impossible = fc
+      .tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 29, max: 31 }))
+      .filter(([year, month, day]) => day > daysIn(year, month));
+    fc.assert(
+      fc.property(impossible, ([year, month, day]) => {
+        const timestamp = `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${day}T12:00:00.000Z`;
+        assert.equal(outcome({ libraryVersion: "1", events: [{ timestamp, documentId: "HASH-1" }] }), "refused", timestamp);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
