@@ -4,8 +4,8 @@ import { TelemetryServiceService } from "../gen/ts-proto/docservice/v1/telemetry
 import type { ConversionApi } from "./conversion/conversion-service.js";
 import { remoteConversion } from "./conversion/conversion-grpc.js";
 import { CONVERSION_SERVICE_NAME, provisionConversion } from "./conversion/provision.js";
-import type { CredentialCheck } from "./access/admit.js";
-import { cannotCheckApiKeys, InternalTransport } from "./access/internal-transport.js";
+import { credentialCheck } from "./access/admit.js";
+import { InternalTransport } from "./access/internal-transport.js";
 import { ConfigError, loadConfig, type Config } from "./core/config.js";
 import { ServiceError } from "./core/errors.js";
 import type { GrpcDefinition } from "./core/unary-api.js";
@@ -89,34 +89,23 @@ async function startBackends(role: Role, config: Config, transport: InternalTran
     stops.unshift(await serveMetrics(config, logger));
   }
   if (hosted.length > 0) {
-    const host = await startGrpcHost({ host: config.grpcHost, port: config.grpcPort, transport, credentials: credentialCheck(config, transport, backends.keys) }, hosted, logger);
+    const host = await startGrpcHost({ host: config.grpcHost, port: config.grpcPort, transport, credentials: credentialCheck(config.adminToken, keysForCallers(config, transport, backends.keys)) }, hosted, logger);
     stops.unshift(host.shutdown);
   }
   return backends;
 }
 
 function internalTransport(config: Config): InternalTransport {
-  const tls = config.grpcTlsCertFile &&
-    config.grpcTlsKeyFile &&
-    config.grpcTlsCaFile && { certFile: config.grpcTlsCertFile, keyFile: config.grpcTlsKeyFile, caFile: config.grpcTlsCaFile, reloadIntervalMs: config.grpcTlsReloadMs };
-  return new InternalTransport({ tls: tls || undefined, gatewayNames: config.grpcGatewayNames, internalToken: config.internalToken });
+  const { grpcTlsCertFile: certFile, grpcTlsKeyFile: keyFile, grpcTlsCaFile: caFile } = config;
+  // loadConfig lets the three files come all together or not at all
+  const tls = certFile && keyFile && caFile ? { certFile, keyFile, caFile, reloadIntervalMs: config.grpcTlsReloadMs } : undefined;
+  return new InternalTransport({ tls, gatewayNames: config.grpcGatewayNames, internalToken: config.internalToken });
 }
 
-/**
- * How this process's gRPC services admit callers: the admin token, and API
- * keys checked by KeyService (in-process when it runs here, else over gRPC as
- * the gateway would).
- */
-function credentialCheck(config: Config, transport: InternalTransport, localKeys: KeyServiceApi | undefined): CredentialCheck {
-  const keys =
-    localKeys ??
-    (config.keysServiceAddress
-      ? remoteApi(KeyServiceService, { serviceName: "Key service", address: config.keysServiceAddress, timeoutMs: config.backendTimeoutMs, transport }).api
-      : undefined);
-  return {
-    adminToken: config.adminToken,
-    authenticate: keys ? async (apiKey) => (await keys.authenticate({ apiKey })).principal! : cannotCheckApiKeys,
-  };
+/** KeyService for checking API keys of gRPC callers: in-process when it runs here, else over gRPC as the gateway would. */
+function keysForCallers(config: Config, transport: InternalTransport, localKeys: KeyServiceApi | undefined): KeyServiceApi | undefined {
+  if (localKeys || !config.keysServiceAddress) return localKeys;
+  return remoteApi(KeyServiceService, { serviceName: "Key service", address: config.keysServiceAddress, timeoutMs: config.backendTimeoutMs, transport }).api;
 }
 
 function requiredAddress(config: Config, name: string, value: string | undefined): string {

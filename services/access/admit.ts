@@ -1,5 +1,6 @@
 import type { Principal } from "../../gen/ts-proto/docservice/v1/keys.js";
 import { ServiceError } from "../core/errors.js";
+import type { KeyServiceApi } from "../keys/key-service.js";
 import type { Access } from "./access-rules.js";
 import { bearerToken } from "./bearer.js";
 import { constantTimeEquals } from "./constant-time.js";
@@ -16,6 +17,16 @@ export interface Presented {
 export interface CredentialCheck {
   adminToken: string | undefined;
   authenticate(apiKey: string): Promise<Principal>;
+}
+
+/** The credential check of a component: the admin token, and API keys resolved by KeyService when this component can reach it. */
+export function credentialCheck(adminToken: string | undefined, keys: Pick<KeyServiceApi, "authenticate"> | undefined): CredentialCheck {
+  return {
+    adminToken,
+    authenticate: keys
+      ? async (apiKey) => (await keys.authenticate({ apiKey })).principal!
+      : () => Promise.reject(new ServiceError("UNAVAILABLE", "This service cannot check API keys: set KEYS_SERVICE_ADDR so it can ask KeyService.")),
+  };
 }
 
 export type Caller =

@@ -43,7 +43,7 @@ function speakOnlyForYourself(request: Record<string, unknown>, caller: Caller, 
 }
 
 /** "127.0.0.1:5000" → "127.0.0.1", "[::1]:5000" → "::1". */
-export function addressOf(peer: string): string {
+function addressOf(peer: string): string {
   const bracketed = /^\[([^\]]+)\]:\d+$/.exec(peer);
   if (bracketed) return bracketed[1];
   return peer.replace(/:\d+$/, "");

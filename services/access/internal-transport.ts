@@ -1,5 +1,4 @@
 import { credentials, experimental, Metadata, ServerCredentials, type ChannelCredentials } from "@grpc/grpc-js";
-import { ServiceError } from "../core/errors.js";
 import { constantTimeEquals } from "./constant-time.js";
 
 export interface InternalTransportSettings {
@@ -77,9 +76,4 @@ export class InternalTransport {
     const presented = call.metadata.get(INTERNAL_TOKEN_HEADER)[0];
     return Boolean(this.settings.internalToken) && typeof presented === "string" && constantTimeEquals(presented, this.settings.internalToken!);
   }
-}
-
-/** A credential check for a component that cannot check API keys: it says which setting is missing. */
-export function cannotCheckApiKeys(): Promise<never> {
-  return Promise.reject(new ServiceError("UNAVAILABLE", "This service cannot check API keys: set KEYS_SERVICE_ADDR so it can ask KeyService."));
 }

@@ -5,7 +5,7 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Registry } from "prom-client";
 import { routeAccess } from "../access/access-rules.js";
-import { admit, type CredentialCheck } from "../access/admit.js";
+import { admit, credentialCheck } from "../access/admit.js";
 import { ServiceError } from "../core/errors.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import type { HealthCheck } from "../core/health.js";
@@ -74,7 +74,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
   const metrics = new GatewayMetrics();
-  const credentials: CredentialCheck = { adminToken: settings.adminToken, authenticate: async (apiKey) => (await keys.authenticate({ apiKey })).principal! };
+  const credentials = credentialCheck(settings.adminToken, keys);
   const procedures = new Set(deps.bridges.flatMap((bridge) => bridgedMethods(bridge).map((method) => `/${bridge.descriptor.typeName}/${method.name}`)));
 
   const connect = connectNodeAdapter({

@@ -28,7 +28,7 @@ export function readJsonBody(request: IncomingMessage, maxBytes: number): Promis
       if (received <= maxBytes) return void chunks.push(chunk);
       request.off("data", onData);
       request.off("end", onEnd);
-      drainThen(request, maxBytes, () => reject(tooLarge(maxBytes)));
+      drainThen(request, () => reject(tooLarge(maxBytes)));
     };
     const onEnd = () => {
       try {

@@ -42,23 +42,21 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
       settled = true;
       if (error) {
         request.unpipe(parser);
-        return drainThen(request, maxBytes, () => reject(error));
+        return drainThen(request, () => reject(error));
       }
       if (!file) return reject(badRequest(field, "is missing", `The request has no file part named "${field}".`));
       resolve(file);
     };
     parser.on("file", (name, stream, info) => {
+      // busboy reports a form that ends early on the file stream, even one being discarded; unheard, that error would end the process
+      stream.on("error", (error: Error) => finish(malformed(error)));
       if (name !== field) {
-        // discarded, but busboy may still fail it when the form ends early: unheard, that would end the process
-        stream.on("error", () => {});
         stream.resume();
         return finish(badRequest(name, "is not expected", `Unexpected file part "${name}": send one file part named "${field}".`));
       }
       const chunks: Buffer[] = [];
       stream.on("data", (chunk: Buffer) => chunks.push(chunk));
       stream.on("limit", () => finish(tooLarge(maxBytes)));
-      // busboy also reports a form that ends early on the file stream; unheard, that error would end the process
-      stream.on("error", (error: Error) => finish(malformed(error)));
       stream.on("end", () => {
         file = { filename: info.filename ?? "", bytes: Buffer.concat(chunks) };
       });
