@@ -30,6 +30,7 @@ import { corpusFile, corpusPath } from "../test/support/corpus.js";
 import { makeDocx } from "../test/support/docx-fixtures.js";
 import { textPdf } from "../test/support/pdf-fixtures.js";
 import { startPlatform, type Platform } from "../test/support/platform.js";
+import { TEST_INTERNAL_TOKEN } from "../test/support/service-process.js";
 import { freePort } from "../test/support/ports.js";
 import { waitFor } from "../test/support/wait.js";
 import { k6Version, runK6, treeCpuSeconds, type K6Result, type Protocol } from "./k6.js";
@@ -171,7 +172,7 @@ async function startTarget(fixtureDir: string): Promise<Target> {
     const fromCorpus = existsSync(corpusPath(CORPUS_DOCX));
     writeFileSync(docx, fromCorpus ? corpusFile(CORPUS_DOCX) : makeDocx(["Load test.", "One page.", "Three paragraphs."]));
     const docxFixture = fromCorpus ? `corpus ${CORPUS_DOCX}` : "a generated 3-paragraph DOCX";
-    const env = { BASE_URL: platform.base, GRPC_ADDR: `127.0.0.1:${grpcPort}`, API_KEY: platform.apiKey, PROTO_DIR: join(ROOT, "proto"), PDF_FILE: pdf, DOCX_FILE: docx };
+    const env = { BASE_URL: platform.base, GRPC_ADDR: `127.0.0.1:${grpcPort}`, API_KEY: platform.apiKey, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PROTO_DIR: join(ROOT, "proto"), PDF_FILE: pdf, DOCX_FILE: docx };
     return { platform, pid, k6, env, poolSize, docxFixture };
   } catch (error) {
     await platform.stop();

@@ -10,7 +10,7 @@ const PROTO_DIR = __ENV.PROTO_DIR || "../../proto";
  * loaded from its .proto in the init context; `request()` builds each message.
  * Each virtual user keeps one connection.
  */
-export function unaryRpc(protoFile, method, request) {
+export function unaryRpc(protoFile, method, request, metadata = {}) {
   const client = new grpc.Client();
   client.load([PROTO_DIR], protoFile);
   const address = required("GRPC_ADDR");
@@ -20,7 +20,7 @@ export function unaryRpc(protoFile, method, request) {
       client.connect(address, { plaintext: true, timeout: "10s" });
       connected = true;
     }
-    const response = client.invoke(method, request());
+    const response = client.invoke(method, request(), { metadata });
     check(response, { [`${method} answers OK`]: (r) => r && r.status === grpc.StatusOK });
   };
 }
