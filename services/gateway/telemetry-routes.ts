@@ -146,7 +146,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       async handle(context) {
         const body = licenseKeyRequest.safeParse(await readJsonBody(context.request, LICENSE_KEY_MAX_BODY_BYTES));
         if (!body.success) throw validationError(fieldIssues(body.error));
-        const response = await telemetry.addLicenseKey({ licenseKey: body.data.licenseKey ?? "", customer: body.data.customer ?? "" });
+        const response = await telemetry.addLicenseKey({ licenseKey: body.data.licenseKey, customer: body.data.customer });
         return { status: 201, body: licenseKeyJson(response.key) };
       },
     },

@@ -16,7 +16,13 @@ export const MAX_EVENT_ID_CHARS = 200;
 const timestamp = z.iso.datetime({ error: "must be an ISO 8601 UTC time, e.g. 2026-11-21T09:30:00Z" });
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const fieldValue = z.union([scalar, z.array(scalar)], { error: "must be a string, number, boolean, null or an array of them" });
-const dataObject = z.record(z.string(), z.unknown(), { error: "must be an object" });
+// A record parsed by zod is a copy made by assignment, on which a "__proto__" key
+// would silently vanish: refused instead of dropped.
+const dataObject = z
+  .unknown()
+  .refine((value) => typeof value !== "object" || value === null || !Object.hasOwn(value, "__proto__"), "must not have a key named __proto__")
+  .pipe(z.record(z.string(), z.unknown(), { error: "must be an object" }))
+  .meta({ type: "object", additionalProperties: {} });
 
 const auditEvent = z.discriminatedUnion(
   "type",

@@ -86,9 +86,10 @@ export class TelemetryService implements TelemetryApi {
     const issues: FieldIssue[] = [];
     if (!LICENSE_KEY.test(licenseKey)) issues.push({ field: "licenseKey", issue: "must be 8 to 128 printable ASCII characters without spaces" });
     if (licenseKey === COMMUNITY_LICENSE_KEY) issues.push({ field: "licenseKey", issue: "is the community key, which is always accepted" });
-    if (request.customer.length > 200) issues.push({ field: "customer", issue: "must be at most 200 characters" });
+    const customer = request.customer ?? "";
+    if (customer.length > 200) issues.push({ field: "customer", issue: "must be at most 200 characters" });
     if (issues.length > 0) throw validationError(issues);
-    const key = await this.licenseKeys.add(licenseKey, request.customer);
+    const key = await this.licenseKeys.add(licenseKey, customer);
     this.knownKeys.delete(licenseKey);
     return { key: licenseKeyMessage(key) };
   }

@@ -167,8 +167,12 @@ describe("internal gRPC: mutual TLS and per-method caller rules", () => {
     const added = await ask(telemetry, "addLicenseKey", { licenseKey: "", customer: "Acme" }, bearer(ADMIN_TOKEN));
     assert.ifError(added.error);
     assert.match(added.response.key.licenseKey, /^lic_/);
+    // A caller that leaves the optional fields out (plain JavaScript, no fromPartial) gets a generated key, not "undefined".
+    const unnamed = await ask(telemetry, "addLicenseKey", {}, bearer(ADMIN_TOKEN));
+    assert.ifError(unnamed.error);
+    assert.match(unnamed.response.key.licenseKey, /^lic_/);
     const listed = await ask(telemetry, "listLicenseKeys", {}, bearer(ADMIN_TOKEN));
-    assert.deepEqual(listed.response.keys.map((k: { customer: string }) => k.customer), ["Acme"]);
+    assert.deepEqual(listed.response.keys.map((k: { customer: string }) => k.customer).sort(), ["", "Acme"]);
     // Collect stays public: the license key in the message is its credential.
     const report = CollectRequest.fromPartial({ licenseKey: "community-and-eval-agplv3", libraryVersion: "1", events: [{ timestamp: new Date(), documentId: "HASH-00000001" }] });
     const collected = await ask(telemetry, "collect", report);

@@ -135,10 +135,15 @@ export interface MonthlyUsage {
 
 /** Asks for a license key to be registered. */
 export interface AddLicenseKeyRequest {
-  /** The key to register; empty means generate one. */
-  licenseKey: string;
+  /**
+   * The key to register; absent or empty means generate one. Optional (has
+   * presence), so a client that leaves it out cannot send a placeholder.
+   */
+  licenseKey?:
+    | string
+    | undefined;
   /** Who the key is for. */
-  customer: string;
+  customer?: string | undefined;
 }
 
 /** A registered license key. */
@@ -1279,15 +1284,15 @@ export const MonthlyUsage: MessageFns<MonthlyUsage> = {
 };
 
 function createBaseAddLicenseKeyRequest(): AddLicenseKeyRequest {
-  return { licenseKey: "", customer: "" };
+  return { licenseKey: undefined, customer: undefined };
 }
 
 export const AddLicenseKeyRequest: MessageFns<AddLicenseKeyRequest> = {
   encode(message: AddLicenseKeyRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.licenseKey !== "") {
+    if (message.licenseKey !== undefined) {
       writer.uint32(10).string(message.licenseKey);
     }
-    if (message.customer !== "") {
+    if (message.customer !== undefined) {
       writer.uint32(18).string(message.customer);
     }
     return writer;
@@ -1340,17 +1345,17 @@ export const AddLicenseKeyRequest: MessageFns<AddLicenseKeyRequest> = {
         ? globalThis.String(object.licenseKey)
         : isSet(object.license_key)
         ? globalThis.String(object.license_key)
-        : "",
-      customer: isSet(object.customer) ? globalThis.String(object.customer) : "",
+        : undefined,
+      customer: isSet(object.customer) ? globalThis.String(object.customer) : undefined,
     };
   },
 
   toJSON(message: AddLicenseKeyRequest): unknown {
     const obj: any = {};
-    if (message.licenseKey !== "") {
+    if (message.licenseKey !== undefined) {
       obj.licenseKey = message.licenseKey;
     }
-    if (message.customer !== "") {
+    if (message.customer !== undefined) {
       obj.customer = message.customer;
     }
     return obj;
@@ -1361,8 +1366,8 @@ export const AddLicenseKeyRequest: MessageFns<AddLicenseKeyRequest> = {
   },
   fromPartial<I extends Exact<DeepPartial<AddLicenseKeyRequest>, I>>(object: I): AddLicenseKeyRequest {
     const message = createBaseAddLicenseKeyRequest();
-    message.licenseKey = object.licenseKey ?? "";
-    message.customer = object.customer ?? "";
+    message.licenseKey = object.licenseKey ?? undefined;
+    message.customer = object.customer ?? undefined;
     return message;
   },
 };
