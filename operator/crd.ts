@@ -64,6 +64,12 @@ export const SPEC_SCHEMA = {
   required: ["version"],
   properties: {
     image: { type: "string", minLength: 1, default: "ghcr.io/docservice/docservice", description: "Container image repository (the tag is `version`)." },
+    conversionImage: {
+      type: "string",
+      minLength: 1,
+      default: "ghcr.io/docservice/docservice-conversion",
+      description: "Image repository of the conversion component with conversion.backend local (LibreOffice inside; the tag is `version`).",
+    },
     version: { type: "string", minLength: 1, pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", description: "Image tag to run, e.g. 0.1.0." },
     components: {
       type: "object",
@@ -139,6 +145,19 @@ export const SPEC_SCHEMA = {
       "x-kubernetes-validations": [
         { rule: "!has(self.backend) || self.backend != 'gotenberg' || has(self.gotenbergUrl)", message: "gotenbergUrl is required when backend is gotenberg" },
       ],
+    },
+    internalClients: {
+      type: "object",
+      description:
+        "Services of yours that call the backends' gRPC directly (each call still needs an API key or the admin token). The operator lets them through the NetworkPolicies and issues the Secret <name>-client-tls (tls.crt, tls.key, ca.crt) for their mutual TLS.",
+      required: ["from"],
+      properties: {
+        from: {
+          type: "array",
+          description: "NetworkPolicy peers, as in a NetworkPolicy's ingress.from.",
+          items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+        },
+      },
     },
     expectedLoad: {
       type: "object",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { desiredState, internalTokenSecret, type Environment } from "./desired-state.js";
+import { desiredState, type Environment } from "./desired-state.js";
 import type { DocService, KubeObject } from "./types.js";
 
 const profile: Environment["profile"] = {
@@ -20,6 +20,7 @@ function resource(spec: Partial<DocService["spec"]> = {}): DocService {
     metadata: { name: "acme", namespace: "prod", uid: "uid-1", generation: 3 },
     spec: {
       image: "registry.example/docservice",
+      conversionImage: "registry.example/docservice-conversion",
       version: "1.2.3",
       components: {},
       conversion: { backend: "local" },
@@ -34,11 +35,11 @@ const find = (objects: KubeObject[], kind: string, name: string) => objects.find
 const kinds = (objects: KubeObject[], name: string) => objects.filter((o) => o.metadata.name === name).map((o) => o.kind).sort();
 
 describe("desired state", () => {
-  test("minimal resource: a Deployment and Service per component, a ConfigMap, owner references on everything", () => {
+  test("minimal resource: a Deployment, NetworkPolicy and Service per component, a ConfigMap, owner references on everything; no aggregator without Kafka", () => {
     const { objects, components } = desiredState(resource(), { profile, kedaInstalled: false });
-    assert.deepEqual(components.map((c) => c.deploymentName), ["acme-gateway", "acme-signing", "acme-keys", "acme-conversion", "acme-telemetry-api", "acme-telemetry-aggregator"]);
-    assert.deepEqual(kinds(objects, "acme-gateway"), ["Deployment", "Service"]);
-    assert.deepEqual(kinds(objects, "acme-telemetry-aggregator"), ["Deployment"]);
+    assert.deepEqual(components.map((c) => c.deploymentName), ["acme-gateway", "acme-signing", "acme-keys", "acme-conversion", "acme-telemetry-api"]);
+    assert.deepEqual(kinds(objects, "acme-gateway"), ["Deployment", "NetworkPolicy", "Service"]);
+    assert.deepEqual(kinds(objects, "acme-telemetry-aggregator"), []);
     assert.ok(find(objects, "ConfigMap", "acme-config"));
     for (const object of objects) {
       assert.equal(object.metadata.namespace, "prod");
@@ -49,37 +50,60 @@ describe("desired state", () => {
     const gateway = find(objects, "Deployment", "acme-gateway") as any;
     assert.equal(gateway.spec.replicas, 1);
     assert.equal(gateway.spec.template.spec.containers[0].image, "registry.example/docservice:1.2.3");
-    assert.deepEqual(gateway.spec.template.spec.containers[0].args, ["services/main.ts", "gateway"]);
+    assert.deepEqual(gateway.spec.template.spec.containers[0].command, ["node", "dist/services/main.js", "gateway"]);
+    const conversion = find(objects, "Deployment", "acme-conversion") as any;
+    assert.equal(conversion.spec.template.spec.containers[0].image, "registry.example/docservice-conversion:1.2.3", "LibreOffice lives in the conversion image");
     const selector = { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/component": "gateway" };
     assert.deepEqual(gateway.spec.selector.matchLabels, selector);
     assert.deepEqual({ ...gateway.spec.template.metadata.labels, ...selector }, gateway.spec.template.metadata.labels);
   });
 
-  test("internal gRPC: bound beyond loopback, every component gets the internal token from the operator's Secret", () => {
+  test("internal gRPC: bound beyond loopback, mutual TLS from each component's own certificate Secret, the gateway named by its certificate", () => {
     const { objects } = desiredState(resource({ redis: { address: "redis:6379" } }), { profile, kedaInstalled: false });
-    assert.equal((find(objects, "ConfigMap", "acme-config") as any).data.GRPC_HOST, "0.0.0.0");
+    const config = (find(objects, "ConfigMap", "acme-config") as any).data;
+    assert.equal(config.GRPC_HOST, "0.0.0.0");
+    assert.equal(config.GRPC_GATEWAY_NAMES, "acme-gateway");
+    assert.ok(!JSON.stringify(objects).includes("DOCSERVICE_INTERNAL_TOKEN"));
     const deployments = objects.filter((o) => o.kind === "Deployment") as any[];
-    assert.equal(deployments.length, 6);
+    assert.equal(deployments.length, 5);
     for (const deployment of deployments) {
-      const env = deployment.spec.template.spec.containers[0].env;
-      assert.deepEqual(
-        env.filter((e: any) => e.name === "DOCSERVICE_INTERNAL_TOKEN"),
-        [{ name: "DOCSERVICE_INTERNAL_TOKEN", valueFrom: { secretKeyRef: { name: "acme-internal-token", key: "token" } } }],
-        deployment.metadata.name,
-      );
+      const pod = deployment.spec.template.spec;
+      const env = Object.fromEntries(pod.containers[0].env.map((e: any) => [e.name, e.value]));
+      assert.equal(env.GRPC_TLS_CERT_FILE, "/etc/docservice/tls/tls.crt", deployment.metadata.name);
+      assert.equal(env.GRPC_TLS_CA_FILE, "/etc/docservice/tls/ca.crt");
+      assert.deepEqual(pod.volumes.find((v: any) => v.name === "tls").secret.secretName, `${deployment.metadata.name}-tls`);
     }
-    assert.ok(!objects.some((o) => o.kind === "Secret"), "the Secret is created once by the reconciler, never applied");
-    const secret = internalTokenSecret(resource(), "t".repeat(48)) as any;
-    assert.equal(secret.metadata.name, "acme-internal-token");
-    assert.deepEqual(secret.stringData, { token: "t".repeat(48) });
-    assert.deepEqual(secret.metadata.ownerReferences, [
-      { apiVersion: "docservice.dev/v1alpha1", kind: "DocService", name: "acme", uid: "uid-1", controller: true, blockOwnerDeletion: true },
-    ]);
+    assert.ok(!objects.some((o) => o.kind === "Secret"), "certificates are issued by the reconciler, not part of the desired state");
+  });
+
+  test("pods meet Pod Security 'restricted' and run with a read-only root filesystem", () => {
+    const { objects } = desiredState(resource({ kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 3, replicationFactor: 1, retentionHours: 1, deleteTopicsOnDelete: false, dedupeWindowHours: 1 } }), { profile, kedaInstalled: false });
+    for (const deployment of objects.filter((o) => o.kind === "Deployment") as any[]) {
+      const pod = deployment.spec.template.spec;
+      assert.equal(pod.securityContext.runAsNonRoot, true);
+      assert.equal(pod.securityContext.seccompProfile.type, "RuntimeDefault");
+      const container = pod.containers[0];
+      assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } });
+      assert.ok(container.volumeMounts.some((m: any) => m.mountPath === "/tmp"), `${deployment.metadata.name}: /tmp is writable`);
+    }
+  });
+
+  test("NetworkPolicies: the gateway open, each backend's gRPC only from its callers and spec.internalClients", () => {
+    const peer = { namespaceSelector: { matchLabels: { team: "billing" } } };
+    const { objects } = desiredState(resource({ internalClients: { from: [peer] } }), { profile, kedaInstalled: false });
+    const policy = (name: string) => (find(objects, "NetworkPolicy", name) as any).spec;
+    const callers = (name: string) => policy(name).ingress[0].from.map((p: any) => p.podSelector?.matchLabels["app.kubernetes.io/component"] ?? p);
+    assert.deepEqual(policy("acme-gateway").ingress, [{ ports: [{ port: 8080 }] }]);
+    assert.deepEqual(callers("acme-signing"), ["gateway", peer]);
+    assert.deepEqual(callers("acme-conversion"), ["gateway", "signing", peer]);
+    assert.deepEqual(callers("acme-keys"), ["gateway", "signing", "conversion", "telemetry-api", peer]);
+    assert.deepEqual(policy("acme-keys").ingress[0].ports, [{ port: 50051 }]);
+    assert.deepEqual(policy("acme-keys").podSelector.matchLabels, { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/component": "keys" });
   });
 
   test("fixed replicas above one get a PodDisruptionBudget and no autoscaler", () => {
     const { objects } = desiredState(resource({ components: { keys: { replicas: 3 } } }), { profile, kedaInstalled: true });
-    assert.deepEqual(kinds(objects, "acme-keys"), ["Deployment", "PodDisruptionBudget", "Service"]);
+    assert.deepEqual(kinds(objects, "acme-keys"), ["Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service"]);
     assert.equal((find(objects, "Deployment", "acme-keys") as any).spec.replicas, 3);
   });
 
@@ -104,14 +128,14 @@ describe("desired state", () => {
       expectedLoad: { sign: 0, convert: 0, collect: 20_000, auth: 0 },
     };
     const withKeda = desiredState(resource(spec), { profile, kedaInstalled: true }).objects;
-    assert.deepEqual(kinds(withKeda, "acme-telemetry-aggregator"), ["Deployment", "PodDisruptionBudget", "ScaledObject"]);
+    assert.deepEqual(kinds(withKeda, "acme-telemetry-aggregator"), ["Deployment", "NetworkPolicy", "PodDisruptionBudget", "ScaledObject"]);
     const scaled = find(withKeda, "ScaledObject", "acme-telemetry-aggregator") as any;
     assert.equal(scaled.spec.minReplicaCount, 6); // ⌈20000 / 5000 × 1.3⌉
     assert.equal(scaled.spec.maxReplicaCount, 12, "no more consumers than partitions");
     assert.deepEqual(scaled.spec.triggers[0].metadata, { bootstrapServers: "kafka:9092", consumerGroup: "acme-usage-aggregator", topic: "usage", lagThreshold: "38461" });
 
     const withoutKeda = desiredState(resource(spec), { profile, kedaInstalled: false }).objects;
-    assert.deepEqual(kinds(withoutKeda, "acme-telemetry-aggregator"), ["Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget"]);
+    assert.deepEqual(kinds(withoutKeda, "acme-telemetry-aggregator"), ["Deployment", "HorizontalPodAutoscaler", "NetworkPolicy", "PodDisruptionBudget"]);
     const forcedHpa = desiredState(resource({ ...spec, autoscaling: { mode: "hpa", headroom: 1.3 } }), { profile, kedaInstalled: true }).objects;
     assert.ok(!find(forcedHpa, "ScaledObject", "acme-telemetry-aggregator"));
     const config = (find(withKeda, "ConfigMap", "acme-config") as any).data;

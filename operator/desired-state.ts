@@ -29,6 +29,8 @@ export interface DesiredState {
 const GRPC_PORT = 50051;
 const HTTP_PORT = 8080;
 const METRICS_PORT = 9464;
+/** The images' non-root user and group. */
+const RUN_AS = 65532;
 
 /** The service role each component runs (services/main.ts). */
 const ROLE: Record<ComponentName, string> = {
@@ -40,35 +42,65 @@ const ROLE: Record<ComponentName, string> = {
   telemetryAggregator: "aggregator",
 };
 
-const kebab = (name: ComponentName) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 export const deploymentName = (resource: string, component: ComponentName) => `${resource}-${kebab(component)}`;
 export const configMapName = (resource: string) => `${resource}-config`;
-/** The Secret holding DOCSERVICE_INTERNAL_TOKEN, the gateway's identity towards the backends. */
-export const internalTokenSecretName = (resource: string) => `${resource}-internal-token`;
-export const INTERNAL_TOKEN_KEY = "token";
+/** The Secret holding the instance's internal CA (ca.crt, ca.key), which signs every component's gRPC certificate. */
+export const internalCaSecretName = (resource: string) => `${resource}-internal-ca`;
+/** The kubernetes.io/tls Secret of one gRPC identity: a component's, or `client` for internal callers (spec.internalClients). */
+export const tlsSecretName = (resource: string, identity: ComponentName | "client") => `${resource}-${kebab(identity)}-tls`;
+const TLS_DIRECTORY = "/etc/docservice/tls";
 
-/**
- * The internal-token Secret with the given value. Created only when absent
- * (see the reconciler), never applied: a new random value on every reconcile
- * would rotate it each time.
- */
-export function internalTokenSecret(resource: DocService, token: string): KubeObject {
+/** Components that serve or call internal gRPC, and so hold a certificate: all but the aggregator (Kafka in, Redis out). */
+export const GRPC_COMPONENTS: readonly ComponentName[] = COMPONENTS.filter((name) => name !== "telemetryAggregator");
+
+/** Which components may call each backend's gRPC port (NetworkPolicy): the gateway, and a backend that needs another. */
+const CALLERS: Partial<Record<ComponentName, ComponentName[]>> = {
+  keys: ["gateway", "signing", "conversion", "telemetryApi"], // API keys of gRPC callers are checked with KeyService
+  conversion: ["gateway", "signing"], // signing a DOCX converts it first
+  signing: ["gateway"],
+  telemetryApi: ["gateway"],
+};
+
+/** The components this resource runs: the aggregator only with Kafka (without it, telemetry counts in its own pods). */
+export function componentsOf(resource: DocService): ComponentName[] {
+  return COMPONENTS.filter((name) => name !== "telemetryAggregator" || resource.spec.kafka !== undefined);
+}
+
+/** A kubernetes.io/tls Secret with a certificate issued by the instance's CA. */
+export function tlsSecret(resource: DocService, name: string, pem: { certificate: string; privateKey: string; ca: string }): KubeObject {
   return {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: metadata(resource, internalTokenSecretName(resource.metadata.name)),
-    type: "Opaque",
-    stringData: { [INTERNAL_TOKEN_KEY]: token },
+    metadata: metadata(resource, name),
+    type: "kubernetes.io/tls",
+    data: base64Values({ "tls.crt": pem.certificate, "tls.key": pem.privateKey, "ca.crt": pem.ca }),
   };
+}
+
+export function internalCaSecret(resource: DocService, pem: { certificate: string; privateKey: string }): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: metadata(resource, internalCaSecretName(resource.metadata.name)),
+    type: "Opaque",
+    data: base64Values({ "ca.crt": pem.certificate, "ca.key": pem.privateKey }),
+  };
+}
+
+// data, not stringData: server-side apply tracks the fields it owns, and stringData is never stored
+function base64Values(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString("base64")]));
 }
 
 export function desiredState(resource: DocService, environment: Environment): DesiredState {
   const { spec } = resource;
   const objects: KubeObject[] = [configMap(resource)];
-  const components = COMPONENTS.map((name) => sizeComponent(resource, name, environment));
+  const components = componentsOf(resource).map((name) => sizeComponent(resource, name, environment));
   for (const component of components) {
     const componentSpec = spec.components[component.name] ?? {};
     objects.push(deployment(resource, component, componentSpec));
+    objects.push(networkPolicy(resource, component.name));
     if (component.name !== "telemetryAggregator") objects.push(service(resource, component));
     if (component.replicas > 1 || componentSpec.autoscaling) objects.push(podDisruptionBudget(resource, component));
     if (component.autoscaler === "hpa") objects.push(horizontalPodAutoscaler(resource, component, componentSpec, environment));
@@ -124,8 +156,11 @@ function configMap(resource: DocService): KubeObject {
   const address = (component: ComponentName) => `${deploymentName(name, component)}:${GRPC_PORT}`;
   const data: Record<string, string> = {
     HOST: "0.0.0.0",
-    // reached from the gateway's pod, so not loopback; callers authenticate with DOCSERVICE_INTERNAL_TOKEN
+    // reached from other pods, so not loopback; callers authenticate with their certificates (mutual TLS)
     GRPC_HOST: "0.0.0.0",
+    GRPC_GATEWAY_NAMES: deploymentName(name, "gateway"),
+    // the root filesystem is read-only: LibreOffice's profile and temp files go to the /tmp emptyDir
+    HOME: "/tmp",
     GRPC_PORT: String(GRPC_PORT),
     LOG_LEVEL: "info",
     DOCSERVICE_DATA_DIR: "/var/lib/docservice",
@@ -175,19 +210,33 @@ function secretEnv(resource: DocService): object[] {
       env.push({ name: variable, valueFrom: { secretKeyRef: { name: spec.smtp.secretName, key, optional } } });
     }
   }
-  env.push({ name: "DOCSERVICE_INTERNAL_TOKEN", valueFrom: { secretKeyRef: { name: internalTokenSecretName(resource.metadata.name), key: INTERNAL_TOKEN_KEY } } });
   return env;
+}
+
+/** The image a component runs: the conversion image (LibreOffice inside) where LibreOffice converts, the core image elsewhere. */
+function imageOf(spec: DocService["spec"], component: ComponentName): string {
+  const repository = component === "conversion" && spec.conversion.backend === "local" ? spec.conversionImage : spec.image;
+  return `${repository}:${spec.version}`;
 }
 
 function deployment(resource: DocService, component: DesiredComponent, componentSpec: ComponentSpec): KubeObject {
   const { spec } = resource;
   const gateway = component.name === "gateway";
+  const grpc = GRPC_COMPONENTS.includes(component.name);
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
   const probe = gateway
     ? { httpGet: { path: "/v1/health", port: "http" } }
     : component.name === "telemetryAggregator"
       ? { httpGet: { path: "/metrics", port: "http" } }
-      : { grpc: { port: GRPC_PORT } };
+      : // the kubelet's gRPC probe cannot present a client certificate: a TCP check, readiness comes from the gateway's /v1/health
+        { tcpSocket: { port: GRPC_PORT } };
+  const tlsEnv = grpc
+    ? [
+        { name: "GRPC_TLS_CERT_FILE", value: `${TLS_DIRECTORY}/tls.crt` },
+        { name: "GRPC_TLS_KEY_FILE", value: `${TLS_DIRECTORY}/tls.key` },
+        { name: "GRPC_TLS_CA_FILE", value: `${TLS_DIRECTORY}/ca.crt` },
+      ]
+    : [];
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -199,27 +248,61 @@ function deployment(resource: DocService, component: DesiredComponent, component
       template: {
         metadata: { labels: labels(resource, component.name) },
         spec: {
+          // Pod Security Standards "restricted"
+          securityContext: { runAsNonRoot: true, runAsUser: RUN_AS, runAsGroup: RUN_AS, fsGroup: RUN_AS, seccompProfile: { type: "RuntimeDefault" } },
+          automountServiceAccountToken: false,
           containers: [
             {
               name: kebab(component.name),
-              image: `${spec.image}:${spec.version}`,
-              args: ["services/main.ts", ROLE[component.name]],
+              image: imageOf(spec, component.name),
+              command: ["node", "dist/services/main.js", ROLE[component.name]],
               ports: [port],
               envFrom: [{ configMapRef: { name: configMapName(resource.metadata.name) } }],
               env: [
                 ...secretEnv(resource),
+                ...tlsEnv,
                 ...(gateway || component.name === "telemetryAggregator" ? [{ name: "PORT", value: String(port.containerPort) }] : []),
               ],
               readinessProbe: { ...probe, periodSeconds: 5 },
               livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
               ...(componentSpec.resources ? { resources: componentSpec.resources } : {}),
-              volumeMounts: [{ name: "data", mountPath: "/var/lib/docservice" }],
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+              volumeMounts: [
+                { name: "data", mountPath: "/var/lib/docservice" },
+                { name: "tmp", mountPath: "/tmp" },
+                ...(grpc ? [{ name: "tls", mountPath: TLS_DIRECTORY, readOnly: true }] : []),
+              ],
             },
           ],
-          volumes: [{ name: "data", emptyDir: {} }],
+          volumes: [
+            { name: "data", emptyDir: {} },
+            { name: "tmp", emptyDir: {} },
+            ...(grpc ? [{ name: "tls", secret: { secretName: tlsSecretName(resource.metadata.name, component.name), defaultMode: 0o440 } }] : []),
+          ],
         },
       },
     },
+  };
+}
+
+/**
+ * Who may open a connection to a component's pods. The gateway takes HTTP
+ * from anywhere; a backend's gRPC port only from the components that call it
+ * and from spec.internalClients; the aggregator only serves /metrics.
+ */
+function networkPolicy(resource: DocService, component: ComponentName): KubeObject {
+  const from = (names: ComponentName[]) => names.map((name) => ({ podSelector: { matchLabels: selector(resource, name) } }));
+  const ingress =
+    component === "gateway"
+      ? [{ ports: [{ port: HTTP_PORT }] }]
+      : component === "telemetryAggregator"
+        ? [{ ports: [{ port: METRICS_PORT }] }]
+        : [{ from: [...from(CALLERS[component] ?? []), ...(resource.spec.internalClients?.from ?? [])], ports: [{ port: GRPC_PORT }] }];
+  return {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: metadata(resource, deploymentName(resource.metadata.name, component), component),
+    spec: { podSelector: { matchLabels: selector(resource, component) }, policyTypes: ["Ingress"], ingress },
   };
 }
 

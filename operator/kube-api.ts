@@ -95,6 +95,13 @@ export class KubeApi {
     return key === undefined || Object.hasOwn(secret.data ?? {}, key) || Object.hasOwn(secret.stringData ?? {}, key);
   }
 
+  /** The Secret's data, decoded as UTF-8; undefined when it does not exist. */
+  async readSecretData(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    const secret = await unlessNotFound(this.core.readNamespacedSecret({ namespace, name }));
+    if (!secret) return undefined;
+    return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, "base64").toString("utf8")]));
+  }
+
   /** Creates the Secret; false when one by that name already exists (409), which is left as it is. */
   async createSecretIfAbsent(secret: KubeObject): Promise<boolean> {
     return unlessConflict(this.core.createNamespacedSecret({ namespace: secret.metadata.namespace, body: secret as V1Secret }));

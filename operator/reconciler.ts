@@ -5,9 +5,20 @@
  * changed (a hash annotation records what was applied), and the status is
  * written only when it changed, so an unchanged resource costs no writes.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import { desiredState, INTERNAL_TOKEN_KEY, internalTokenSecret, internalTokenSecretName, type DesiredComponent } from "./desired-state.js";
+import {
+  componentsOf,
+  deploymentName,
+  desiredState,
+  GRPC_COMPONENTS,
+  internalCaSecret,
+  internalCaSecretName,
+  tlsSecret,
+  tlsSecretName,
+  type DesiredComponent,
+} from "./desired-state.js";
+import { createCa, issueLeaf, leafIsCurrent, serviceDnsNames, type KeyPairPem } from "./internal-pki.js";
 import { deleteTopic, ensureTopic } from "./kafka-topics.js";
 import { FIELD_MANAGER, type KubeApi } from "./kube-api.js";
 import type { SizingProfile } from "./sizing.js";
@@ -40,9 +51,9 @@ export class Reconciler {
     const problems = await this.missingReferences(resource);
     const applied: string[] = [];
     try {
-      if (await this.ensureInternalToken(resource)) applied.push(`Secret/${internalTokenSecretName(name)}`);
+      applied.push(...(await this.ensureCertificates(resource)));
     } catch (error) {
-      problems.push(`cannot create Secret ${internalTokenSecretName(name)}: ${(error as Error).message}`);
+      problems.push(`internal certificates: ${(error as Error).message}`);
     }
     const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
     const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled });
@@ -79,17 +90,37 @@ export class Reconciler {
   }
 
   /**
-   * The internal token every component shares (DOCSERVICE_INTERNAL_TOKEN):
-   * 48 random base64url characters, created once and never rotated by the
-   * operator. Returns whether it was created now.
+   * The internal CA (created once, never replaced: replacing it would cut
+   * every pod off until all had the new one) and a certificate per gRPC
+   * identity, issued when missing, re-issued when near expiry or no longer
+   * matching. Returns the Secrets written.
    */
-  private async ensureInternalToken(resource: DocService): Promise<boolean> {
+  private async ensureCertificates(resource: DocService): Promise<string[]> {
+    const { api } = this.deps;
     const { namespace, name } = resource.metadata;
-    const exists = () => this.deps.api.secretKeyExists(namespace, internalTokenSecretName(name), INTERNAL_TOKEN_KEY);
-    if (await exists()) return false; // the usual case: a read, no write
-    if (await this.deps.api.createSecretIfAbsent(internalTokenSecret(resource, randomBytes(36).toString("base64url")))) return true;
-    if (await exists()) return false; // another writer created it first
-    throw new Error(`it exists without the key ${INTERNAL_TOKEN_KEY}`);
+    const written: string[] = [];
+    const caName = internalCaSecretName(name);
+    const readCa = async (): Promise<KeyPairPem | undefined> => {
+      const data = await api.readSecretData(namespace, caName);
+      return data?.["ca.crt"] && data["ca.key"] ? { certificate: data["ca.crt"], privateKey: data["ca.key"] } : undefined;
+    };
+    let ca = await readCa();
+    if (!ca) {
+      if (await api.createSecretIfAbsent(internalCaSecret(resource, createCa(`${name}.${namespace} internal gRPC CA`)))) written.push(`Secret/${caName}`);
+      ca = await readCa(); // ours, or another writer's that came first
+      if (!ca) throw new Error(`Secret ${caName} exists without ca.crt and ca.key`);
+    }
+    const identities: { secret: string; names: string[] }[] = componentsOf(resource)
+      .filter((component) => GRPC_COMPONENTS.includes(component))
+      .map((component) => ({ secret: tlsSecretName(name, component), names: serviceDnsNames(deploymentName(name, component), namespace) }));
+    if (resource.spec.internalClients) identities.push({ secret: tlsSecretName(name, "client"), names: [`${name}-client`] });
+    for (const { secret, names } of identities) {
+      const live = await api.readSecretData(namespace, secret);
+      if (live?.["ca.crt"] === ca.certificate && live["tls.key"] && leafIsCurrent(live["tls.crt"] ?? "", ca.certificate, names)) continue;
+      await api.apply(tlsSecret(resource, secret, { ...issueLeaf(ca, names), ca: ca.certificate }));
+      written.push(`Secret/${secret}`);
+    }
+    return written;
   }
 
   /** Secrets the spec names that do not exist (or lack the key): reported, not crashed on. */

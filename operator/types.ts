@@ -14,6 +14,7 @@ export interface ComponentSpec {
 
 export interface DocServiceSpec {
   image: string;
+  conversionImage: string;
   version: string;
   components: Partial<Record<ComponentName, ComponentSpec>>;
   kafka?: {
@@ -29,6 +30,8 @@ export interface DocServiceSpec {
   hsm?: { modulePath: string; tokenLabel: string; keyLabel: string; pinSecret: SecretKeyRef };
   smtp?: { secretName: string };
   conversion: { backend: "local" | "gotenberg"; gotenbergUrl?: string };
+  /** NetworkPolicy peers (podSelector/namespaceSelector/ipBlock) allowed to call the backends' gRPC directly; they mount the `<name>-client-tls` Secret. */
+  internalClients?: { from: object[] };
   expectedLoad: { sign: number; convert: number; collect: number; auth: number };
   autoscaling: { mode: "auto" | "hpa" | "keda"; headroom: number };
 }

@@ -97,6 +97,7 @@ describe("the Helm chart's CRD file on a real API server", () => {
     assert.deepStrictEqual(stored.spec, {
       version: "0.1.0",
       image: "ghcr.io/docservice/docservice",
+      conversionImage: "ghcr.io/docservice/docservice-conversion",
       components: Object.fromEntries(COMPONENTS.map((name) => [name, { replicas: 1 }])),
       conversion: { backend: "local" },
       expectedLoad: { sign: 0, convert: 0, collect: 0, auth: 0 },

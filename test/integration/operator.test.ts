@@ -3,6 +3,7 @@
 // status by the test) and a real Kafka for the usage topic.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,7 +70,9 @@ describe("DocService operator", () => {
     return output.trim() ? JSON.parse(output) : undefined;
   };
   const until = (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => waitFor(check, { what, timeoutMs, intervalMs: 200 });
-  const internalToken = (secret: any) => Buffer.from(secret.data.token, "base64").toString();
+  /** The minimal example's components: no aggregator without Kafka. */
+  const COMPONENTS = ["gateway", "signing", "keys", "conversion", "telemetry-api"];
+  const secretText = (secret: any, key: string) => Buffer.from(secret.data[key], "base64").toString();
   const condition = (resource: any, type: string) => resource?.status?.conditions?.find((c: any) => c.type === type);
 
   /** What a Deployment controller would write once the Pods are up. */
@@ -103,23 +106,29 @@ describe("DocService operator", () => {
   test("the minimal example becomes a Deployment and Service per component, a ConfigMap, owned by the resource", async () => {
     await kubectl(kube, ["apply", "-f", join(ROOT, "operator/examples/minimal.yaml")]);
     const resource = await get("docservice", "docservice");
-    await until("the children", async () => (await get("deployment", "docservice-telemetry-aggregator")) !== undefined);
-    for (const component of ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"]) {
+    await until("the children", async () => (await get("secret", "docservice-telemetry-api-tls")) !== undefined);
+    for (const component of COMPONENTS) {
       const deployment = await get("deployment", `docservice-${component}`);
       assert.ok(deployment, component);
       assert.deepEqual(deployment.metadata.ownerReferences.map((o: any) => [o.kind, o.uid, o.controller]), [["DocService", resource.metadata.uid, true]]);
-      assert.equal(deployment.spec.template.spec.containers[0].image, "ghcr.io/docservice/docservice:0.1.0");
-      if (component !== "telemetry-aggregator") assert.ok(await get("service", `docservice-${component}`), `service ${component}`);
+      const image = component === "conversion" ? "ghcr.io/docservice/docservice-conversion:0.1.0" : "ghcr.io/docservice/docservice:0.1.0";
+      assert.equal(deployment.spec.template.spec.containers[0].image, image);
+      assert.ok(await get("service", `docservice-${component}`), `service ${component}`);
+      assert.ok(await get("networkpolicy", `docservice-${component}`), `network policy ${component}`);
     }
+    assert.equal(await get("deployment", "docservice-telemetry-aggregator"), undefined, "no aggregator without Kafka");
     const config = await get("configmap", "docservice-config");
     assert.equal(config.data.SIGNING_SERVICE_ADDR, "docservice-signing:50051");
     assert.equal(config.data.GRPC_HOST, "0.0.0.0");
-    const secret = await get("secret", "docservice-internal-token");
-    assert.ok(secret, "the internal-token Secret");
-    assert.match(internalToken(secret), /^[A-Za-z0-9_-]{48}$/);
-    assert.deepEqual(secret.metadata.ownerReferences.map((o: any) => [o.kind, o.uid, o.controller]), [["DocService", resource.metadata.uid, true]]);
-    const env = (await get("deployment", "docservice-keys")).spec.template.spec.containers[0].env;
-    assert.ok(env.some((e: any) => e.name === "DOCSERVICE_INTERNAL_TOKEN" && e.valueFrom.secretKeyRef.name === "docservice-internal-token"));
+    const ca = await get("secret", "docservice-internal-ca");
+    assert.ok(ca, "the internal CA's Secret");
+    assert.deepEqual(ca.metadata.ownerReferences.map((o: any) => [o.kind, o.uid, o.controller]), [["DocService", resource.metadata.uid, true]]);
+    const keysTls = await get("secret", "docservice-keys-tls");
+    assert.equal(keysTls.type, "kubernetes.io/tls");
+    const certificate = new X509Certificate(secretText(keysTls, "tls.crt"));
+    assert.ok(certificate.checkIssued(new X509Certificate(secretText(ca, "ca.crt"))), "issued by the instance's CA");
+    assert.equal(certificate.subjectAltName, "DNS:docservice-keys, DNS:docservice-keys.default, DNS:docservice-keys.default.svc, DNS:docservice-keys.default.svc.cluster.local");
+    assert.equal(secretText(keysTls, "ca.crt"), secretText(ca, "ca.crt"));
     await until("Progressing status", async () => {
       const current = await get("docservice", "docservice");
       return condition(current, "Progressing")?.status === "True" && current.status.observedGeneration === current.metadata.generation;
@@ -131,10 +140,10 @@ describe("DocService operator", () => {
   });
 
   test("components becoming ready make the resource Ready; an unchanged resource then costs no writes", async () => {
-    for (const component of ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"]) await markReady(`docservice-${component}`);
+    for (const component of COMPONENTS) await markReady(`docservice-${component}`);
     await until("Ready", async () => condition(await get("docservice", "docservice"), "Ready")?.status === "True");
     const versions = async () => {
-      const kinds = ["docservice/docservice", "deployment/docservice-gateway", "service/docservice-keys", "configmap/docservice-config", "secret/docservice-internal-token"];
+      const kinds = ["docservice/docservice", "deployment/docservice-gateway", "service/docservice-keys", "configmap/docservice-config", "secret/docservice-internal-ca", "secret/docservice-gateway-tls"];
       return Promise.all(kinds.map(async (k) => (await get(k.split("/")[0], k.split("/")[1])).metadata.resourceVersion));
     };
     const before = await versions();
@@ -143,15 +152,17 @@ describe("DocService operator", () => {
     assert.match(operators[0].output(), /leading: reconciling/);
   });
 
-  test("a spec change updates the children; a deleted child is recreated; the internal token is never rotated", async () => {
-    const token = internalToken(await get("secret", "docservice-internal-token"));
+  test("a spec change updates the children; a deleted child is recreated; certificates are not re-issued while current", async () => {
+    const certificate = secretText(await get("secret", "docservice-gateway-tls"), "tls.crt");
     await kubectl(kube, ["patch", "docservice", "docservice", "--type=merge", "-p", JSON.stringify({ spec: { components: { keys: { replicas: 3 } } } })]);
     await until("keys scaled to 3", async () => (await get("deployment", "docservice-keys"))?.spec.replicas === 3);
     assert.ok(await get("poddisruptionbudget", "docservice-keys"), "a PDB once there is more than one replica");
     await kubectl(kube, ["delete", "service", "docservice-gateway"]);
     await until("the gateway Service back", async () => (await get("service", "docservice-gateway")) !== undefined);
     await sleep(2500); // a resync (RESYNC_SECONDS=2) after the change
-    assert.equal(internalToken(await get("secret", "docservice-internal-token")), token, "the same token after reconciles and resyncs");
+    assert.equal(secretText(await get("secret", "docservice-gateway-tls"), "tls.crt"), certificate, "the same certificate after reconciles and resyncs");
+    await kubectl(kube, ["delete", "secret", "docservice-signing-tls"]);
+    await until("the signing certificate re-issued", async () => (await get("secret", "docservice-signing-tls")) !== undefined);
   });
 
   test("invalid specs are rejected by the API server with the schema's or the CEL rule's message", async () => {

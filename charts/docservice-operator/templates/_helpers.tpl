@@ -39,11 +39,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: ["keda.sh"]
   resources: ["scaledobjects"]
   verbs: ["get", "list", "watch", "create", "patch"]
-# whether a referenced Secret and key exist, and creating <name>-internal-token
-# when absent; never listed, watched or updated
+- apiGroups: ["networking.k8s.io"]
+  resources: ["networkpolicies"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+# whether a referenced Secret and key exist; the internal CA (<name>-internal-ca,
+# created once) and the components' certificates (<name>-*-tls, re-issued
+# before expiry); never listed or watched
 - apiGroups: [""]
   resources: ["secrets"]
-  verbs: ["get", "create"]
+  verbs: ["get", "create", "patch"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
