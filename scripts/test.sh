@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # `npm test`: prepares the test environment (real Redis, Mailpit, ...), checks
-# generated code and types, then runs every unit and integration test.
+# generated code and types, then runs every unit and integration test, all on
+# the pinned Node 24 the platform ships with (scripts/install/node.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+source scripts/install/use-node.sh
+echo "node $(node --version) from $(command -v node)"
 bash scripts/ensure-deps.sh
 bash scripts/testenv/setup.sh
 bash scripts/check-generated.sh

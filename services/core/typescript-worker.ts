@@ -1,8 +1,30 @@
 import { Worker } from "node:worker_threads";
 
-const BOOTSTRAP = new URL("./typescript-worker.bootstrap.mjs", import.meta.url);
+const TSX_BOOTSTRAP = new URL("./typescript-worker.bootstrap.mjs", import.meta.url);
 
-/** A worker thread running the TypeScript module at `module` (a file URL), with `data` as its `workerData.data`. */
-export function startTypeScriptWorker(module: URL, data: unknown): Worker {
-  return new Worker(BOOTSTRAP, { workerData: { module: module.href, data } });
+/**
+ * The URL of a worker module next to the calling module, named the way imports
+ * are (`"./signing-worker.js"`): the `.js` file when the caller is compiled
+ * JavaScript (dist/), the `.ts` source when the caller is itself a `.ts` file
+ * run by tsx.
+ */
+export function workerModuleUrl(specifier: string, parentUrl: string): URL {
+  if (!/^\.\.?\/.*\.js$/.test(specifier)) throw new Error(`a worker module is a relative .js specifier, not ${specifier}`);
+  const url = new URL(specifier, parentUrl);
+  if (new URL(parentUrl).pathname.endsWith(".ts")) url.pathname = url.pathname.replace(/\.js$/, ".ts");
+  return url;
+}
+
+/**
+ * A worker thread running the module `specifier` (relative to `parentUrl`, the
+ * caller's `import.meta.url`; see {@link workerModuleUrl}) with `data` as its
+ * `workerData.data`. Compiled, the thread loads the `.js` module directly and
+ * nothing else. From the sources, the thread first registers tsx
+ * (typescript-worker.bootstrap.mjs): workers do not inherit the main thread's
+ * `--import tsx` loader (tsx issue #354).
+ */
+export function startTypeScriptWorker(specifier: string, parentUrl: string, data: unknown): Worker {
+  const module = workerModuleUrl(specifier, parentUrl);
+  const workerData = { module: module.href, data };
+  return module.pathname.endsWith(".ts") ? new Worker(TSX_BOOTSTRAP, { workerData }) : new Worker(module, { workerData });
 }

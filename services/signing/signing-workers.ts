@@ -29,7 +29,6 @@ interface PooledWorker {
   startedAt: number;
 }
 
-const WORKER_MODULE = new URL("./signing-worker.ts", import.meta.url);
 /** A worker that dies sooner than this after starting is restarted after {@link RESTART_DELAY_MS}, not at once. */
 const EARLY_DEATH_MS = 5000;
 const RESTART_DELAY_MS = 1000;
@@ -96,7 +95,7 @@ export class SigningWorkers {
       trustedRootsDer: this.options.trustedRootsDer,
       timestampAuthority: this.options.timestampAuthority,
     };
-    const worker: PooledWorker = { thread: startTypeScriptWorker(WORKER_MODULE, setup), inFlight: 0, startedAt: Date.now() };
+    const worker: PooledWorker = { thread: startTypeScriptWorker("./signing-worker.js", import.meta.url, setup), inFlight: 0, startedAt: Date.now() };
     worker.thread.on("message", (message: FromWorker) => this.onMessage(worker, message));
     worker.thread.on("error", (error) => this.replace(worker, error));
     worker.thread.on("exit", (code) => this.replace(worker, new Error(`signing worker exited with code ${code}`)));

@@ -12,7 +12,6 @@ interface PendingWrite {
   reject(error: unknown): void;
 }
 
-const THREAD_MODULE = new URL("./kafka-thread.ts", import.meta.url);
 const RESTART_DELAY_MS = 1000;
 const CLOSE_TIMEOUT_MS = 15_000;
 
@@ -69,7 +68,7 @@ export class KafkaThread implements RecordSink {
   }
 
   private spawn(): Worker {
-    const thread = startTypeScriptWorker(THREAD_MODULE, this.setup);
+    const thread = startTypeScriptWorker("./kafka-thread.js", import.meta.url, this.setup);
     this.alive = true;
     thread.on("message", (message: FromKafkaThread) => this.onMessage(message));
     thread.on("error", (error) => this.logger.error({ err: error }, "kafka thread failed"));
