@@ -63,11 +63,11 @@ export const SPEC_SCHEMA = {
   description: "The desired DocService deployment.",
   required: ["version"],
   properties: {
-    image: { type: "string", minLength: 1, default: "ghcr.io/docservice/docservice", description: "Container image repository (the tag is `version`)." },
+    image: { type: "string", minLength: 1, default: "docservice/docservice", description: "Container image repository (the tag is `version`)." },
     conversionImage: {
       type: "string",
       minLength: 1,
-      default: "ghcr.io/docservice/docservice-conversion",
+      default: "docservice/docservice-conversion",
       description: "Image repository of the conversion component with conversion.backend local (LibreOffice inside; the tag is `version`).",
     },
     version: { type: "string", minLength: 1, pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", description: "Image tag to run, e.g. 0.1.0." },
@@ -125,6 +125,9 @@ export const SPEC_SCHEMA = {
         keyLabel: { type: "string", minLength: 1 },
         pinSecret: secretKeyRef("the user PIN"),
       },
+    },
+    adminTokenSecret: {
+      ...secretKeyRef("DOCSERVICE_ADMIN_TOKEN (at least 16 characters): the Bearer token of usage, license-key and key-revocation admin calls. Omitted: admin calls are refused"),
     },
     smtp: {
       type: "object",

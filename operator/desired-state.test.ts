@@ -50,7 +50,7 @@ describe("desired state", () => {
     const gateway = find(objects, "Deployment", "acme-gateway") as any;
     assert.equal(gateway.spec.replicas, 1);
     assert.equal(gateway.spec.template.spec.containers[0].image, "registry.example/docservice:1.2.3");
-    assert.deepEqual(gateway.spec.template.spec.containers[0].command, ["node", "dist/services/main.js", "gateway"]);
+    assert.deepEqual(gateway.spec.template.spec.containers[0].args, ["dist/services/main.js", "gateway"]);
     const conversion = find(objects, "Deployment", "acme-conversion") as any;
     assert.equal(conversion.spec.template.spec.containers[0].image, "registry.example/docservice-conversion:1.2.3", "LibreOffice lives in the conversion image");
     const selector = { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/component": "gateway" };
@@ -148,6 +148,7 @@ describe("desired state", () => {
         redis: { address: "redis:6379", passwordSecret: { name: "redis", key: "password" } },
         hsm: { modulePath: "/usr/lib/softhsm/libsofthsm2.so", tokenLabel: "prod", keyLabel: "signer", pinSecret: { name: "hsm", key: "pin" } },
         smtp: { secretName: "smtp" },
+        adminTokenSecret: { name: "admin", key: "token" },
         conversion: { backend: "gotenberg", gotenbergUrl: "http://gotenberg:3000" },
       }),
       { profile, kedaInstalled: false },
@@ -162,5 +163,6 @@ describe("desired state", () => {
     assert.deepEqual(env[1], { name: "REDIS_URL", value: "redis://:$(REDIS_PASSWORD)@redis:6379" });
     assert.ok(env.some((e: any) => e.name === "PKCS11_PIN" && e.valueFrom.secretKeyRef.name === "hsm"));
     assert.ok(env.some((e: any) => e.name === "SMTP_HOST" && e.valueFrom.secretKeyRef.name === "smtp"));
+    assert.ok(env.some((e: any) => e.name === "DOCSERVICE_ADMIN_TOKEN" && e.valueFrom.secretKeyRef.name === "admin"));
   });
 });

@@ -199,6 +199,7 @@ function secretEnv(resource: DocService): object[] {
     }
   }
   if (spec.hsm) env.push({ name: "PKCS11_PIN", valueFrom: { secretKeyRef: spec.hsm.pinSecret } });
+  if (spec.adminTokenSecret) env.push({ name: "DOCSERVICE_ADMIN_TOKEN", valueFrom: { secretKeyRef: spec.adminTokenSecret } });
   if (spec.smtp) {
     for (const [variable, key, optional] of [
       ["SMTP_HOST", "host", false],
@@ -255,7 +256,8 @@ function deployment(resource: DocService, component: DesiredComponent, component
             {
               name: kebab(component.name),
               image: imageOf(spec, component.name),
-              command: ["node", "dist/services/main.js", ROLE[component.name]],
+              // the image's entrypoint is tini → node: tini reaps LibreOffice's orphans as PID 1
+              args: ["dist/services/main.js", ROLE[component.name]],
               ports: [port],
               envFrom: [{ configMapRef: { name: configMapName(resource.metadata.name) } }],
               env: [

@@ -130,6 +130,7 @@ export class Reconciler {
     if (spec.redis?.passwordSecret) references.push({ ...spec.redis.passwordSecret, field: "spec.redis.passwordSecret" });
     if (spec.hsm) references.push({ ...spec.hsm.pinSecret, field: "spec.hsm.pinSecret" });
     if (spec.smtp) references.push({ name: spec.smtp.secretName, field: "spec.smtp.secretName" });
+    if (spec.adminTokenSecret) references.push({ ...spec.adminTokenSecret, field: "spec.adminTokenSecret" });
     const missing: string[] = [];
     for (const reference of references) {
       if (!(await this.deps.api.secretKeyExists(metadata.namespace, reference.name, reference.key))) {

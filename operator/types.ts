@@ -29,6 +29,7 @@ export interface DocServiceSpec {
   redis?: { address: string; passwordSecret?: SecretKeyRef; tls?: boolean };
   hsm?: { modulePath: string; tokenLabel: string; keyLabel: string; pinSecret: SecretKeyRef };
   smtp?: { secretName: string };
+  adminTokenSecret?: SecretKeyRef;
   conversion: { backend: "local" | "gotenberg"; gotenbergUrl?: string };
   /** NetworkPolicy peers (podSelector/namespaceSelector/ipBlock) allowed to call the backends' gRPC directly; they mount the `<name>-client-tls` Secret. */
   internalClients?: { from: object[] };

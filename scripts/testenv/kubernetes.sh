@@ -1,26 +1,37 @@
 #!/usr/bin/env bash
-# A real Kubernetes API server for the operator tests, and the tools around it,
-# all built from the Go module proxy (there is no other download here). Called
-# by setup.sh.
+# Kubernetes for the tests, and the tools around it, all built from the Go
+# module proxy (there is no other download here) or installed from Debian.
+# Called by setup.sh.
 #
-#   $BIN/kube-apiserver, $BIN/kubectl   k8s.io/kubernetes (cmd/kube-apiserver, cmd/kubectl)
+#   $BIN/kube-apiserver, kube-controller-manager,   k8s.io/kubernetes (cmd/...)
+#        kube-scheduler, kubelet, kube-proxy, kubectl
 #   $BIN/etcd                           go.etcd.io/etcd/server/v3 (3.5: main package at the module root)
+#   $BIN/coredns                        github.com/coredns/coredns (main package at the module root)
 #   $BIN/helm                           helm.sh/helm/v3/cmd/helm
 #   $BIN/k6                             go.k6.io/k6
 #   $CACHE/keda-crds/keda-crds.yaml     KEDA's CRDs (github.com/kedacore/keda/v2 config/crd,
 #                                       kustomized as in KEDA's release keda-<version>-crds.yaml)
+#   containerd, runc, CNI plugins       Debian packages, for the test node
+#   $CACHE/kube-node-images/pause.tar   OCI archives the test node imports: the pod sandbox
+#   $CACHE/kube-node-images/coredns.tar (registry.k8s.io/pause:3.10, from pause/pause.c) and CoreDNS
 #
-# test/support/kube.ts starts etcd and kube-apiserver. Each binary is built
-# from a wrapper module under kubernetes/ whose go.sum pins every module (see
-# go_build_pinned in ../install/lib.sh). k8s.io/kubernetes is not meant to be a
-# dependency: its go.mod requires its staging modules (k8s.io/api, client-go,
-# ...) at v0.0.0 and replaces them with ./staging, so the wrapper replaces each
-# with its published v0.<minor>.<patch>.
+# test/support/kube.ts starts etcd and kube-apiserver alone;
+# test/support/kube-node.ts starts a whole single-node cluster. Each binary is
+# built from a wrapper module under kubernetes/ whose go.sum pins every module
+# (see go_build_pinned in ../install/lib.sh). k8s.io/kubernetes is not meant
+# to be a dependency: its go.mod requires its staging modules (k8s.io/api,
+# client-go, ...) at v0.0.0 and replaces them with ./staging, so the wrapper
+# replaces each with its published v0.<minor>.<patch>.
 #
 # The Go module and build caches live under $CACHE/go (not ~/go), so the whole
-# cache is one directory to keep. Building everything from an empty cache took
-# about 11.5 min on 2 cores (kube-apiserver alone about 6); a run with
-# everything built only checks each binary's version (about 0.3 s).
+# cache is one directory to keep. Building from an empty cache on 2 cores:
+# etcd, kube-apiserver, kubectl, helm and k6 took about 11.5 min
+# (kube-apiserver alone about 6); with an empty build cache (modules already
+# downloaded) and other builds running beside them, one after the other:
+# kubelet 8.2 min, then kube-proxy 0.4, kube-scheduler 0.4,
+# kube-controller-manager 3.8, CoreDNS 2.8. The two images take about 2 s. A
+# run with everything built only checks each binary's version and each image's
+# stamp (about 0.5 s).
 #
 # `bash kubernetes.sh lock` rewrites the wrappers' go.mod and go.sum after a
 # version below changes (it needs the Go module proxy).
@@ -35,35 +46,42 @@ KUBERNETES_VERSION=v1.34.4
 ETCD_VERSION=v3.5.35
 HELM_VERSION=v3.22.0
 K6_VERSION=v1.8.1
+# v1.12.4 is the last 1.12 release on the Go module proxy.
+COREDNS_VERSION=v1.12.4
 KEDA_VERSION=v2.21.0
 # go.sum's hash of the KEDA module (only its YAML is used, so it is no wrapper's dependency).
 KEDA_SUM="h1:R6z2HZvstK4RLUMxroNACzBj74xGxt3kG59b5Xc+Xps="
 
 WRAPPERS="$HERE/kubernetes"
+NODE_IMAGES="$CACHE/kube-node-images"
 export GOMODCACHE="$CACHE/go/mod" GOCACHE="$CACHE/go/build"
 # -modcacherw: the module cache can be deleted with rm -rf like the rest of $CACHE.
 export GOFLAGS="-modcacherw" GOWORK=off GOTOOLCHAIN=local GOSUMDB=off
 
 # Wrapper module directory, module path and package of each binary.
 declare -A MODULE=(
-  [kube-apiserver]=k8s.io/kubernetes [kubectl]=k8s.io/kubernetes
-  [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3 [k6]=go.k6.io/k6
+  [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3 [k6]=go.k6.io/k6 [coredns]=github.com/coredns/coredns
 )
 declare -A PACKAGE=(
-  [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver [kubectl]=k8s.io/kubernetes/cmd/kubectl
-  [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3/cmd/helm [k6]=go.k6.io/k6
+  [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3/cmd/helm [k6]=go.k6.io/k6 [coredns]=github.com/coredns/coredns
 )
-declare -A WRAPPER=([kube-apiserver]=kubernetes [kubectl]=kubernetes [etcd]=etcd [helm]=helm [k6]=k6)
+declare -A WRAPPER=([etcd]=etcd [helm]=helm [k6]=k6 [coredns]=coredns)
 declare -A VERSION=(
-  [kube-apiserver]=$KUBERNETES_VERSION [kubectl]=$KUBERNETES_VERSION
-  [etcd]=$ETCD_VERSION [helm]=$HELM_VERSION [k6]=$K6_VERSION
+  [etcd]=$ETCD_VERSION [helm]=$HELM_VERSION [k6]=$K6_VERSION [coredns]=$COREDNS_VERSION
 )
+# The commands of k8s.io/kubernetes, all from one wrapper module.
+KUBERNETES_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+for name in "${KUBERNETES_COMMANDS[@]}"; do
+  MODULE[$name]=k8s.io/kubernetes PACKAGE[$name]=k8s.io/kubernetes/cmd/$name
+  WRAPPER[$name]=kubernetes VERSION[$name]=$KUBERNETES_VERSION
+done
 
 # What `NAME`'s version command prints, given the binary; empty if it does not run.
 installed_version() { # NAME BINARY
   case "$1" in
     # "Kubernetes v1.34.4"
-    kube-apiserver) "$2" --version 2>/dev/null | awk '{print $2}' ;;
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy)
+      "$2" --version 2>/dev/null | awk '{print $2}' ;;
     # "Client Version: v1.34.4"
     kubectl) "$2" version --client 2>/dev/null | awk '/^Client Version:/ {print $3}' ;;
     # "etcd Version: 3.5.35"
@@ -72,6 +90,8 @@ installed_version() { # NAME BINARY
     helm) "$2" version --short 2>/dev/null | sed 's/+.*//' ;;
     # "k6 v1.8.1 (commit/devel, go1.26.8, linux/amd64)"
     k6) "$2" version 2>/dev/null | awk 'NR==1 {print $2}' ;;
+    # "CoreDNS-1.12.4"
+    coredns) "$2" -version 2>/dev/null | sed -n '1s/^CoreDNS-/v/p' ;;
   esac
 }
 
@@ -79,7 +99,7 @@ installed_version() { # NAME BINARY
 ldflags() { # NAME
   local v="${VERSION[$1]}" minor
   case "$1" in
-    kube-apiserver | kubectl)
+    kube-* | kubelet | kubectl)
       minor="${v#v1.}" minor="${minor%%.*}"
       local flags="" pkg
       for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -135,6 +155,55 @@ setup_keda_crds() {
   report keda-crds "$KEDA_VERSION" "$CACHE/keda-crds/keda-crds.yaml"
 }
 
+# What the test node (test/support/kube-node.ts) runs beyond the binaries
+# above, from Debian: containerd 1.6 (started standalone, no systemd unit),
+# runc, the CNI plugins (bridge, host-local, portmap, loopback) and iptables
+# (kube-proxy 1.34 clears conntrack entries through netlink: no conntrack
+# tool); jq and a static libc for the images below, busybox-static for tests'.
+setup_node_runtime() {
+  local fresh=0
+  command -v containerd >/dev/null || fresh=1
+  apt_install containerd runc containernetworking-plugins iptables busybox-static jq gcc libc6-dev
+  # The package starts a system containerd where systemd runs; the node starts its own.
+  if ((fresh)) && [[ -d /run/systemd/system ]]; then as_root systemctl disable --now containerd >&2 || true; fi
+  # "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3"
+  report containerd "$(containerd --version | awk '{print $3}')" "$(command -v containerd)"
+  # "runc version 1.1.5+ds1"
+  report runc "$(runc --version | awk 'NR==1 {print $3}')" "$(command -v runc)"
+  report cni-plugins "$(dpkg-query -W -f='${Version}' containernetworking-plugins)" /usr/lib/cni
+}
+
+# Builds the OCI archive $NODE_IMAGES/NAME.tar unless its stamp matches STAMP:
+# BUILD gets an empty rootfs dir to fill, then oci-archive.sh packs it.
+node_image() { # NAME IMAGE STAMP BUILD ENTRYPOINT...
+  local name="$1" image="$2" stamp="$3" build="$4" tmp
+  shift 4
+  local out="$NODE_IMAGES/$name.tar"
+  if [[ ! -f "$out" || "$(cat "$out.stamp" 2>/dev/null)" != "$stamp" ]]; then
+    log "building the image $image (first time only)"
+    tmp="$(mktemp -d)"
+    mkdir "$tmp/rootfs"
+    "$build" "$tmp/rootfs" || { rm -rf "$tmp"; die "building the image $image failed"; }
+    bash "$HERE/oci-archive.sh" "$out" "$image" "$tmp/rootfs" "$@" || { rm -rf "$tmp"; die "packing the image $image failed"; }
+    rm -rf "$tmp"
+    echo "$stamp" >"$out.stamp"
+  fi
+  report "$name-image" "${image##*:}" "$out"
+}
+
+# The pod sandbox image kubelet and containerd expect, from our own pause.c.
+build_pause() { gcc -static -Os -s -Wall -Wextra -Werror -o "$1/pause" "$HERE/pause/pause.c"; }
+build_coredns() { cp "$BIN/coredns-$COREDNS_VERSION" "$1/coredns"; }
+
+setup_node_images() {
+  local packer
+  packer="$(sha256sum "$HERE/oci-archive.sh" | cut -d' ' -f1)"
+  mkdir -p "$NODE_IMAGES"
+  node_image pause registry.k8s.io/pause:3.10 \
+    "$(sha256sum "$HERE/pause/pause.c" | cut -d' ' -f1) $(gcc -dumpfullversion) $packer" build_pause /pause
+  node_image coredns "docservice.local/coredns:$COREDNS_VERSION" "$COREDNS_VERSION $packer" build_coredns /coredns
+}
+
 # Writes the wrapper module DIR requiring MODULE@VERSION (plus REPLACE lines)
 # with a tools.go importing PACKAGES, and lets `go mod tidy` write go.sum.
 write_wrapper() { # DIR MODULE VERSION REPLACE PACKAGES...
@@ -170,11 +239,13 @@ lock() {
     replace+="	$staging => $staging v0.${KUBERNETES_VERSION#v1.}"$'\n'
   done
   [[ -n "$replace" ]] || die "no staging replacements in k8s.io/kubernetes $KUBERNETES_VERSION's go.mod"
-  write_wrapper "$WRAPPERS/kubernetes" k8s.io/kubernetes "$KUBERNETES_VERSION" "$replace" \
-    "${PACKAGE[kube-apiserver]}" "${PACKAGE[kubectl]}"
+  local name packages=()
+  for name in "${KUBERNETES_COMMANDS[@]}"; do packages+=("${PACKAGE[$name]}"); done
+  write_wrapper "$WRAPPERS/kubernetes" k8s.io/kubernetes "$KUBERNETES_VERSION" "$replace" "${packages[@]}"
   write_wrapper "$WRAPPERS/etcd" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "" "${PACKAGE[etcd]}"
   write_wrapper "$WRAPPERS/helm" helm.sh/helm/v3 "$HELM_VERSION" "" "${PACKAGE[helm]}"
   write_wrapper "$WRAPPERS/k6" go.k6.io/k6 "$K6_VERSION" "" "${PACKAGE[k6]}"
+  write_wrapper "$WRAPPERS/coredns" github.com/coredns/coredns "$COREDNS_VERSION" "" "${PACKAGE[coredns]}"
   local sum
   sum="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
     sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
@@ -184,8 +255,10 @@ lock() {
 case "${1:-}" in
   lock) lock ;;
   "")
-    for name in etcd kube-apiserver kubectl helm k6; do setup_binary "$name"; done
+    for name in etcd "${KUBERNETES_COMMANDS[@]}" coredns helm k6; do setup_binary "$name"; done
     setup_keda_crds
+    setup_node_runtime
+    setup_node_images
     ;;
   *) die "usage: $SELF [lock]" ;;
 esac

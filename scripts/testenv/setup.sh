@@ -132,4 +132,4 @@ setup_pyhanko
 setup_schemathesis
 bash "$HERE/kafka.sh"     # Kafka 3.9 (KRaft) from Maven Central jars, on Debian's OpenJDK 17
 bash "$HERE/browser.sh"   # Debian's Chromium, for playwright-core
-bash "$HERE/kubernetes.sh" # kube-apiserver, etcd, kubectl, helm, k6 built from Go modules; KEDA's CRDs
+bash "$HERE/kubernetes.sh" # Kubernetes (control plane, kubelet, kube-proxy), etcd, CoreDNS, kubectl, helm, k6 from Go modules; KEDA's CRDs; containerd, runc, CNI plugins from Debian; the pause and CoreDNS images

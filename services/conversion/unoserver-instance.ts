@@ -56,7 +56,7 @@ export class UnoserverInstance {
     closeSync(log);
     this.child = child;
     let killed = false;
-    this.exited = new Promise((resolve) =>
+    this.exited = new Promise((resolve) => {
       child.once("exit", (code, signal) => {
         if (this.child === child) this.child = undefined;
         if (!killed && !child.killed) {
@@ -64,9 +64,15 @@ export class UnoserverInstance {
           this.onUnexpectedExit(this);
         }
         resolve();
-      }),
-    );
-    child.once("error", () => undefined);
+      });
+      // A process that never started (unoserver missing) emits "error" and no "exit".
+      child.once("error", (error) => {
+        if (child.pid !== undefined) return;
+        if (this.child === child) this.child = undefined;
+        this.settings.logger.error({ instance: this.id, err: error.message }, "unoserver could not be started");
+        resolve();
+      });
+    });
     this.client = xmlrpc.createClient({ host: "127.0.0.1", port, path: "/" });
     const deadline = Date.now() + this.settings.startTimeoutMs;
     while (!(await this.answers())) {

@@ -96,8 +96,8 @@ describe("the Helm chart's CRD file on a real API server", () => {
     const stored = JSON.parse(await kubectl(kube, ["get", "docservice", "docservice", "-o", "json"]));
     assert.deepStrictEqual(stored.spec, {
       version: "0.1.0",
-      image: "ghcr.io/docservice/docservice",
-      conversionImage: "ghcr.io/docservice/docservice-conversion",
+      image: "docservice/docservice",
+      conversionImage: "docservice/docservice-conversion",
       components: Object.fromEntries(COMPONENTS.map((name) => [name, { replicas: 1 }])),
       conversion: { backend: "local" },
       expectedLoad: { sign: 0, convert: 0, collect: 0, auth: 0 },

@@ -111,7 +111,7 @@ describe("DocService operator", () => {
       const deployment = await get("deployment", `docservice-${component}`);
       assert.ok(deployment, component);
       assert.deepEqual(deployment.metadata.ownerReferences.map((o: any) => [o.kind, o.uid, o.controller]), [["DocService", resource.metadata.uid, true]]);
-      const image = component === "conversion" ? "ghcr.io/docservice/docservice-conversion:0.1.0" : "ghcr.io/docservice/docservice:0.1.0";
+      const image = component === "conversion" ? "docservice/docservice-conversion:0.1.0" : "docservice/docservice:0.1.0";
       assert.equal(deployment.spec.template.spec.containers[0].image, image);
       assert.ok(await get("service", `docservice-${component}`), `service ${component}`);
       assert.ok(await get("networkpolicy", `docservice-${component}`), `network policy ${component}`);
@@ -197,7 +197,7 @@ describe("DocService operator", () => {
     await kubectl(kube, ["apply", "-n", "prod", "-f", join(ROOT, "operator/examples/production.yaml")]);
     await until("Degraded", async () => condition(await get("docservice", "docservice", "prod"), "Degraded")?.status === "True", 60_000);
     const message = condition(await get("docservice", "docservice", "prod"), "Degraded").message;
-    for (const secret of ["docservice-redis", "docservice-hsm", "docservice-smtp"]) assert.match(message, new RegExp(`Secret ${secret}`));
+    for (const secret of ["docservice-redis", "docservice-hsm", "docservice-smtp", "docservice-admin"]) assert.match(message, new RegExp(`Secret ${secret}`));
     const hpa = await get("horizontalpodautoscaler", "docservice-gateway", "prod");
     assert.equal(hpa.spec.maxReplicas, 20);
     const config = await get("configmap", "docservice-config", "prod");

@@ -1,13 +1,9 @@
 import { execFile } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { request } from "node:https";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { cacheBin, cacheDir } from "./cache.js";
-import { startDaemon } from "./daemon.js";
-import { openssl } from "./openssl.js";
-import { freePort } from "./ports.js";
+import { KUBE_ADMIN_USER, startControlPlane } from "./kube-control-plane.js";
 import { waitFor } from "./wait.js";
 
 const run = promisify(execFile);
@@ -21,8 +17,7 @@ export interface KubeApiServer {
   stop(): Promise<void>;
 }
 
-/** The user of the kubeconfig: a client certificate in group system:masters (cluster-admin under RBAC). */
-export const KUBE_ADMIN_USER = "docservice-test-admin";
+export { KUBE_ADMIN_USER };
 
 /**
  * KEDA's CRDs as its release ships them (scripts/testenv/kubernetes.sh). Apply
@@ -42,6 +37,7 @@ export function kedaCrdsFile(): string {
  * server-side apply, RBAC, leases, TokenRequest, impersonation), but nothing
  * acts on the objects: a Deployment gets no Pods, a namespace is never
  * finalized away. Resolves once /readyz answers and namespace "default" exists.
+ * (test/support/kube-node.ts starts a whole node, with Pods that run.)
  *
  * Authorization is RBAC; the kubeconfig's user is {@link KUBE_ADMIN_USER}, a
  * client certificate in system:masters, so a test can impersonate a
@@ -50,53 +46,20 @@ export function kedaCrdsFile(): string {
  * ServiceAccount that it requires of a Pod).
  */
 export async function startKubeApiServer(): Promise<KubeApiServer> {
-  const apiserverBin = cacheBin("kube-apiserver");
-  const etcdBin = cacheBin("etcd");
-  const [etcdPort, etcdPeerPort, port] = [await freePort(), await freePort(), await freePort()];
-  const server = `https://127.0.0.1:${port}`;
-
-  const etcd = await startDaemon({
-    name: `etcd-${etcdPort}`,
-    command: etcdBin,
-    args: (dir) => etcdArgs(dir, etcdPort, etcdPeerPort),
-    ready: async () => {
-      const res = await fetch(`http://127.0.0.1:${etcdPort}/health`);
-      return res.ok && ((await res.json()) as { health?: string }).health === "true";
-    },
-    timeoutMs: 30_000,
+  const { kubeconfigPath, server, stop } = await startControlPlane({
+    namePrefix: "",
+    address: "127.0.0.1",
+    serverHosts: [],
+    apiServerArgs: () => [
+      "--authorization-mode", "RBAC",
+      // A range is required; nothing routes to it (no kube-proxy, no Pods).
+      "--service-cluster-ip-range", "10.0.0.0/24",
+      // Endpoints may not hold a loopback address: the "kubernetes" Service gets none.
+      "--endpoint-reconciler-type", "none",
+      "--disable-admission-plugins", "ServiceAccount",
+    ],
   });
-  try {
-    // The certificates and the kubeconfig go to the API server's temp dir, removed with it.
-    let pki: Pki | undefined;
-    let kubeconfigPath = "";
-    const apiserver = await startDaemon({
-      name: `kube-apiserver-${port}`,
-      command: apiserverBin,
-      args: (dir) => {
-        pki = createPki(dir);
-        kubeconfigPath = join(dir, "kubeconfig");
-        writeFileSync(kubeconfigPath, kubeconfig(server, pki), { mode: 0o600 });
-        return apiserverArgs(dir, pki.files, port, etcdPort);
-      },
-      ready: async () =>
-        (await get(port, pki!, "/readyz")) === 200 && (await get(port, pki!, "/api/v1/namespaces/default")) === 200,
-      timeoutMs: 90_000,
-    });
-    return {
-      kubeconfigPath,
-      server,
-      async stop() {
-        try {
-          await apiserver.stop();
-        } finally {
-          await etcd.stop();
-        }
-      },
-    };
-  } catch (err) {
-    await etcd.stop();
-    throw err;
-  }
+  return { kubeconfigPath, server, stop };
 }
 
 /** Runs kubectl with the server's kubeconfig; rejects with its stderr on a non-zero exit. */
@@ -136,150 +99,4 @@ export async function waitForCrds(kube: Pick<KubeApiServer, "kubeconfigPath">, n
     },
     { timeoutMs, intervalMs: 100, what: `CRDs ${names.join(", ")} to be Established` },
   );
-}
-
-function etcdArgs(data: string, port: number, peerPort: number): string[] {
-  const client = `http://127.0.0.1:${port}`;
-  const peer = `http://127.0.0.1:${peerPort}`;
-  return [
-    "--name", "default",
-    "--data-dir", join(data, "etcd"),
-    "--listen-client-urls", client,
-    "--advertise-client-urls", client,
-    // Set, or etcd listens on the fixed default peer port 2380 and two runs collide.
-    "--listen-peer-urls", peer,
-    "--initial-advertise-peer-urls", peer,
-    "--initial-cluster", `default=${peer}`,
-    // Test data: no fsync on every write (much faster on a shared disk).
-    "--unsafe-no-fsync",
-    "--log-level", "warn",
-  ];
-}
-
-interface PkiFiles {
-  ca: string;
-  serverCert: string;
-  serverKey: string;
-  serviceAccountPublicKey: string;
-  serviceAccountPrivateKey: string;
-}
-
-function apiserverArgs(data: string, files: PkiFiles, port: number, etcdPort: number): string[] {
-  return [
-    "--etcd-servers", `http://127.0.0.1:${etcdPort}`,
-    "--bind-address", "127.0.0.1",
-    "--secure-port", String(port),
-    "--advertise-address", "127.0.0.1",
-    "--cert-dir", join(data, "certs"), // unused (certificates are given), but not the default /var/run/kubernetes
-    "--tls-cert-file", files.serverCert,
-    "--tls-private-key-file", files.serverKey,
-    "--client-ca-file", files.ca,
-    "--authorization-mode", "RBAC",
-    "--service-account-issuer", `https://127.0.0.1:${port}`,
-    "--service-account-key-file", files.serviceAccountPublicKey,
-    "--service-account-signing-key-file", files.serviceAccountPrivateKey,
-    // A range is required; nothing routes to it (no kube-proxy, no Pods).
-    "--service-cluster-ip-range", "10.0.0.0/24",
-    // Endpoints may not hold a loopback address: the "kubernetes" Service gets none.
-    "--endpoint-reconciler-type", "none",
-    "--disable-admission-plugins", "ServiceAccount",
-    // Boolean flags take no separate value.
-    "--allow-privileged=true",
-    "--profiling=false",
-  ];
-}
-
-interface Pki {
-  files: PkiFiles;
-  /** PEM text, for the kubeconfig and the readiness probe. */
-  caPem: string;
-  adminCertPem: string;
-  adminKeyPem: string;
-}
-
-const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"];
-
-/** A CA, the server's certificate, the admin's client certificate and the ServiceAccount token signing key. */
-function createPki(dir: string): Pki {
-  const issue = (name: string, subject: string, extensions: string[], ca = false) => {
-    openssl(
-      [
-        "req", "-x509", ...(ca ? [] : ["-CA", "ca.pem", "-CAkey", "ca.key"]), ...EC_KEY,
-        "-keyout", `${name}.key`, "-out", `${name}.pem`, "-subj", subject,
-        ...extensions.flatMap((extension) => ["-addext", extension]),
-      ],
-      dir,
-    );
-    return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
-  };
-  const ca = issue("ca", "/O=DocService tests/CN=kube test CA", [
-    "basicConstraints=critical,CA:TRUE",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  ], true);
-  const leaf = (usage: string) => ["basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature", `extendedKeyUsage=${usage}`];
-  const server = issue("apiserver", "/CN=kube-apiserver", [
-    ...leaf("serverAuth"),
-    "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc",
-  ]);
-  // Kubernetes reads a client certificate's O as groups and CN as the user name.
-  const admin = issue("admin", `/O=system:masters/CN=${KUBE_ADMIN_USER}`, leaf("clientAuth"));
-
-  const { publicKey, privateKey } = generateKeyPairSync("ec", {
-    namedCurve: "P-256",
-    publicKeyEncoding: { type: "spki", format: "pem" },
-    privateKeyEncoding: { type: "pkcs8", format: "pem" },
-  });
-  const serviceAccountPublicKey = join(dir, "sa.pub");
-  const serviceAccountPrivateKey = join(dir, "sa.key");
-  writeFileSync(serviceAccountPublicKey, publicKey);
-  writeFileSync(serviceAccountPrivateKey, privateKey, { mode: 0o600 });
-
-  return {
-    files: { ca: ca.cert, serverCert: server.cert, serverKey: server.key, serviceAccountPublicKey, serviceAccountPrivateKey },
-    caPem: readFileSync(ca.cert, "utf8"),
-    adminCertPem: readFileSync(admin.cert, "utf8"),
-    adminKeyPem: readFileSync(admin.key, "utf8"),
-  };
-}
-
-function kubeconfig(server: string, pki: Pki): string {
-  const base64 = (pem: string) => Buffer.from(pem).toString("base64");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: docservice-test",
-    "  cluster:",
-    `    server: ${server}`,
-    `    certificate-authority-data: ${base64(pki.caPem)}`,
-    "users:",
-    `- name: ${KUBE_ADMIN_USER}`,
-    "  user:",
-    `    client-certificate-data: ${base64(pki.adminCertPem)}`,
-    `    client-key-data: ${base64(pki.adminKeyPem)}`,
-    "contexts:",
-    "- name: docservice-test",
-    "  context:",
-    "    cluster: docservice-test",
-    `    user: ${KUBE_ADMIN_USER}`,
-    "    namespace: default",
-    "current-context: docservice-test",
-    "",
-  ].join("\n");
-}
-
-/** GET path as the admin; resolves the HTTP status. */
-function get(port: number, pki: Pki, path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: "127.0.0.1", port, path, ca: pki.caPem, cert: pki.adminCertPem, key: pki.adminKeyPem, timeout: 2_000 },
-      (res) => {
-        res.resume();
-        res.once("end", () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.once("timeout", () => req.destroy(new Error(`GET ${path} timed out`)));
-    req.once("error", reject);
-    req.end();
-  });
 }

@@ -1,0 +1,235 @@
+/**
+ * The first way people use DocService, end to end on a real single-node
+ * cluster (kubelet, containerd, kube-proxy, CoreDNS: test/support/kube-node.ts):
+ * the images built by `npm run image`, the chart installed with helm, a
+ * DocService applied with kubectl, and the platform used through its Service.
+ *
+ * Skipped, loudly, only on a machine that cannot run containers.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { cacheBin } from "../support/cache.js";
+import { corpusFile } from "../support/corpus.js";
+import { call, codeIn } from "../support/key-flow.js";
+import { canRunContainers, startKubeNode, type KubeNode } from "../support/kube-node.js";
+import { kubectl } from "../support/kube.js";
+import { pdfsig } from "../support/pdf-validators.js";
+import { collect, report, today, usage } from "../support/usage-reports.js";
+import { runCommand } from "../support/run-command.js";
+import { postJson, signBody } from "../support/sign-requests.js";
+import { waitFor } from "../support/wait.js";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const NAMESPACE = "docservice-e2e";
+const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
+
+const containers = canRunContainers();
+if (!containers.ok) {
+  console.error(`\n${"!".repeat(78)}\n!! SKIPPED: the Kubernetes end-to-end test. This machine cannot run containers:\n!! ${containers.reason}\n${"!".repeat(78)}\n`);
+}
+
+/** The docker-archives a build script prints ("name tag path" per line); they carry their full tags for `ctr import`. */
+async function buildImages(script: string): Promise<string[]> {
+  const result = await runCommand("bash", [join(ROOT, script)], { cwd: ROOT, timeoutMs: 40 * 60_000 });
+  if (result.code !== 0) throw new Error(`${script} failed:\n${result.output.slice(-4000)}`);
+  return result.output
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/).at(-1) ?? "")
+    .filter((path) => path.endsWith(".docker.tar"));
+}
+
+describe("Kubernetes end to end: helm install, kubectl apply, the platform through its Service", { skip: containers.ok ? false : containers.reason, timeout: 45 * 60_000 }, () => {
+  let node: KubeNode;
+  let dir: string;
+  const forwards: ChildProcess[] = [];
+  const k = (args: string[], input?: string) => kubectl(node, args, input === undefined ? {} : { input });
+  const get = async (kind: string, name: string): Promise<any> => {
+    const output = await k(["get", kind, name, "-n", NAMESPACE, "-o", "json", "--ignore-not-found"]);
+    return output.trim() ? JSON.parse(output) : undefined;
+  };
+  const owned = async () => (await k(["get", "deployments,services,networkpolicies,secrets,configmaps", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "name"])).trim();
+  const ready = (resource: any) => resource?.status?.conditions?.find((c: any) => c.type === "Ready")?.status === "True";
+
+  /** `kubectl port-forward` to a Service; resolves with the local base URL. */
+  async function portForward(service: string, port: number): Promise<string> {
+    const child = spawn(cacheBin("kubectl"), ["--kubeconfig", node.kubeconfigPath, "-n", NAMESPACE, "port-forward", `service/${service}`, `:${port}`], { stdio: ["ignore", "pipe", "pipe"] });
+    forwards.push(child);
+    let output = "";
+    child.stdout!.on("data", (chunk) => (output += chunk));
+    child.stderr!.on("data", (chunk) => (output += chunk));
+    const local = () => /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+    await waitFor(async () => local() !== undefined, { what: `port-forward to ${service}`, timeoutMs: 30_000, intervalMs: 100 });
+    return `http://127.0.0.1:${local()}`;
+  }
+
+  /** The verification code from the newest mail in the keys pod's outbox (the minimal example has no SMTP). */
+  async function codeFromOutbox(email: string): Promise<string> {
+    const script = `const fs=require("fs"),d="/var/lib/docservice/outbox";const f=fs.readdirSync(d).map(n=>d+"/"+n).filter(p=>fs.readFileSync(p,"utf8").includes(${JSON.stringify(email)})).sort((a,b)=>fs.statSync(a).mtimeMs-fs.statSync(b).mtimeMs).pop();process.stdout.write(f?fs.readFileSync(f,"utf8"):"")`;
+    let mail = "";
+    await waitFor(async () => (mail = await k(["exec", "-n", NAMESPACE, "deployment/docservice-keys", "--", "node", "-e", script])) !== "", {
+      what: `the mail to ${email}`,
+      timeoutMs: 30_000,
+      intervalMs: 500,
+    });
+    return codeIn(mail.replace(/=\r?\n/g, ""));
+  }
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), "docservice-e2e-"));
+    const archives = await buildImages("scripts/image/build.sh");
+    assert.equal(archives.length, 2, `the core and conversion images: ${archives.join(", ")}`);
+    // Kafka and Redis as a user of the chart might run them (test/e2e/manifests), from images built the same way
+    archives.push(...(await buildImages("scripts/testenv/cluster-images.sh")));
+    node = await startKubeNode();
+    for (const archive of archives) await node.importImage(archive);
+    await k(["create", "namespace", NAMESPACE]);
+    // Pod Security Admission enforces "restricted" on everything the operator creates here.
+    await k(["label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted"]);
+  });
+
+  after(async () => {
+    for (const child of forwards) child.kill();
+    await node?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("helm install of the chart (its own CRD file) runs the operator from the built image", async () => {
+    const values = join(dir, "values.yaml");
+    writeFileSync(values, `image:\n  pullPolicy: Never\nreplicas: 1\n`);
+    await runHelm(["install", "docservice-operator", join(ROOT, "charts/docservice-operator"), "-n", NAMESPACE, "-f", values, "--wait", "--timeout", "5m"]);
+    const crd = JSON.parse(await k(["get", "crd", "docservices.docservice.dev", "-o", "json"]));
+    assert.ok(JSON.stringify(crd).includes("x-kubernetes-validations"), "the chart's CRD keeps its CEL rules");
+  });
+
+  test("kubectl apply of the minimal example: Ready, every Deployment available, register → key → convert → sign → pdfsig valid", async () => {
+    await k(["apply", "-n", NAMESPACE, "-f", join(ROOT, "operator/examples/minimal.yaml")]);
+    await waitFor(async () => ready(await get("docservice", "docservice")), { what: "the DocService Ready", timeoutMs: 5 * 60_000, intervalMs: 2000 });
+    const table = await k(["get", "docservices", "-n", NAMESPACE]);
+    console.log(table);
+    assert.match(table, /docservice\s+True/);
+    for (const component of ["gateway", "signing", "keys", "conversion", "telemetry-api"]) {
+      const deployment = await get("deployment", `docservice-${component}`);
+      assert.equal(deployment.status.availableReplicas, 1, component);
+    }
+
+    const base = await portForward("docservice-gateway", 80);
+    const health = await call(base, "/v1/health");
+    assert.equal(health.status, 200, JSON.stringify(health.body));
+    const email = "e2e@example.test";
+    assert.equal((await call(base, `/v1/auth/register?email=${encodeURIComponent(email)}`)).status, 200);
+    const verified = await call(base, `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${await codeFromOutbox(email)}`);
+    assert.equal(verified.status, 200, JSON.stringify(verified.body));
+    const apiKey = verified.body.apiKey as string;
+
+    const form = new FormData();
+    form.set("file", new Blob([corpusFile("table.docx")]), "table.docx");
+    const converted = await fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } });
+    assert.equal(converted.status, 200, await converted.clone().text());
+    const pdf = Buffer.from(await converted.arrayBuffer());
+    assert.equal(pdf.subarray(0, 5).toString(), "%PDF-");
+
+    const signed = await postJson(base, "/v1/sign", signBody(pdf), apiKey);
+    assert.equal(signed.status, 200, JSON.stringify(signed.body));
+    const file = join(dir, "signed.pdf");
+    writeFileSync(file, Buffer.from(signed.body.document.base64, "base64"));
+    const result = await pdfsig(file);
+    assert.equal(result.signatures.length, 1, result.raw);
+    assert.ok(result.signatures[0]!.valid, result.raw);
+  });
+
+  test("the chart's CRD on the real cluster rejects what its CEL rules name, and fills defaults", async () => {
+    const invalid = async (spec: object) =>
+      k(["apply", "--dry-run=server", "-n", NAMESPACE, "-f", "-"], JSON.stringify({ apiVersion: "docservice.dev/v1alpha1", kind: "DocService", metadata: { name: "invalid" }, spec })).then(
+        () => assert.fail(`accepted ${JSON.stringify(spec)}`),
+        (error: Error) => error.message,
+      );
+    assert.match(await invalid({ version: "1", conversion: { backend: "gotenberg" } }), /gotenbergUrl is required when backend is gotenberg/);
+    assert.match(await invalid({ version: "1", components: { signing: { autoscaling: { minReplicas: 5, maxReplicas: 2 } } } }), /minReplicas must not exceed maxReplicas/);
+    assert.match(await invalid({ version: "1", autoscaling: { mode: "keda" } }), /autoscaling.mode keda needs kafka/);
+    const stored = await get("docservice", "docservice");
+    assert.equal(stored.spec.conversion.backend, "local");
+    assert.equal(stored.spec.autoscaling.headroom, 1.3);
+  });
+
+  test("kubectl delete docservice removes everything it owns", async () => {
+    assert.notEqual(await owned(), "");
+    await k(["delete", "docservice", "docservice", "-n", NAMESPACE, "--wait=true"]);
+    await waitFor(async () => (await owned()) === "", { what: "the owned objects to be garbage-collected", timeoutMs: 120_000, intervalMs: 1000 });
+  });
+
+  test("production shape: Kafka and Redis in the cluster, usage counted, the topic as declared, scaling, healing, deletion", async () => {
+    await k(["apply", "-n", NAMESPACE, "-f", join(ROOT, "test/e2e/manifests/redis.yaml"), "-f", join(ROOT, "test/e2e/manifests/kafka.yaml")]);
+    for (const set of ["redis", "kafka"]) await k(["rollout", "status", `statefulset/${set}`, "-n", NAMESPACE, "--timeout=300s"]);
+    const adminToken = randomBytes(24).toString("base64url");
+    await k(["create", "secret", "generic", "docservice-admin", "-n", NAMESPACE, `--from-literal=token=${adminToken}`]);
+    const spec = {
+      version: VERSION,
+      kafka: { bootstrapServers: ["kafka:9092"], partitions: 3, replicationFactor: 1 },
+      redis: { address: "redis:6379" },
+      adminTokenSecret: { name: "docservice-admin", key: "token" },
+    };
+    const apply = (change: object) => k(["apply", "-n", NAMESPACE, "-f", "-"], JSON.stringify({ apiVersion: "docservice.dev/v1alpha1", kind: "DocService", metadata: { name: "docservice" }, spec: change }));
+    await apply(spec);
+    await waitFor(async () => ready(await get("docservice", "docservice")), { what: "the production DocService Ready", timeoutMs: 5 * 60_000, intervalMs: 2000 });
+    console.log(await k(["get", "docservices", "-n", NAMESPACE]));
+    assert.equal((await get("deployment", "docservice-telemetry-aggregator")).status.availableReplicas, 1);
+
+    // the operator's topic, read from inside the cluster with the kafkajs the image ships
+    const partitions = await k([
+      "exec", "-n", NAMESPACE, "deployment/docservice-telemetry-api", "--", "node", "--input-type=module", "-e",
+      `const { Kafka } = await import("kafkajs"); const admin = new Kafka({ brokers: ["kafka:9092"], logLevel: 0 }).admin(); await admin.connect();
+       const { topics } = await admin.fetchTopicMetadata({ topics: ["docservice.usage.v1"] }); console.log(topics[0].partitions.length); await admin.disconnect();`,
+    ]);
+    assert.equal(partitions.trim(), "3");
+
+    const base = await portForward("docservice-gateway", 80);
+    const created = await postJson(base, "/v1/admin/license-keys", { customer: "e2e" }, adminToken);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const licenseKey = created.body.licenseKey as string;
+    const documents = Array.from({ length: 20 }, (_, i) => `HASH-${String(i).padStart(8, "0")}`);
+    for (const batch of [documents.slice(0, 10), documents.slice(10), documents.slice(0, 5)]) {
+      const collected = await collect(base, report(batch), licenseKey);
+      assert.equal(collected.status, 202, JSON.stringify(collected.body));
+    }
+    let counted: any;
+    await waitFor(
+      async () => {
+        counted = (await usage(base, licenseKey, today(), today(), adminToken)).body;
+        return counted.opens === 25;
+      },
+      { what: "25 opens counted through Kafka and Redis", timeoutMs: 120_000, intervalMs: 1000 },
+    );
+    assert.equal(counted.documents, 20);
+
+    await apply({ ...spec, components: { gateway: { replicas: 2 } } });
+    await waitFor(async () => (await get("deployment", "docservice-gateway"))?.status?.readyReplicas === 2, { what: "the gateway scaled to 2", timeoutMs: 180_000, intervalMs: 1000 });
+
+    const components = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"];
+    const podOf = async (component: string) =>
+      JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", `app.kubernetes.io/instance=docservice,app.kubernetes.io/component=${component}`, "-o", "json"])).items.map((p: any) => p.metadata.name as string);
+    const killed = await Promise.all(components.map(async (component) => (await podOf(component))[0]!));
+    await k(["delete", "pod", "-n", NAMESPACE, "--wait=false", ...killed]);
+    await waitFor(
+      async () => {
+        const resource = await get("docservice", "docservice");
+        const pods = (await Promise.all(components.map(podOf))).flat();
+        return ready(resource) && killed.every((pod) => !pods.includes(pod));
+      },
+      { what: "every component healed with new pods", timeoutMs: 5 * 60_000, intervalMs: 2000 },
+    );
+    assert.equal((await usage(base, licenseKey, today(), today(), adminToken)).body.opens, 25, "counts survive the restarts (they live in Redis)");
+
+    await k(["delete", "docservice", "docservice", "-n", NAMESPACE, "--wait=true"]);
+    await waitFor(async () => (await owned()) === "", { what: "the owned objects to be garbage-collected", timeoutMs: 120_000, intervalMs: 1000 });
+  });
+
+  async function runHelm(args: string[]): Promise<void> {
+    const result = await runCommand(cacheBin("helm"), ["--kubeconfig", node.kubeconfigPath, ...args], { cwd: ROOT, timeoutMs: 10 * 60_000 });
+    assert.equal(result.code, 0, `helm ${args.join(" ")}:\n${result.output}`);
+  }
+});

