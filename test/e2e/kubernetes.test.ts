@@ -142,6 +142,23 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     assert.ok(result.signatures[0]!.valid, result.raw);
   });
 
+  test("internal gRPC in the cluster is mutual TLS: a caller without the instance's client certificate cannot complete a call", async () => {
+    // From the signing pod, with Node's own HTTP/2 client: a gRPC health check on the keys Service, without and with the pod's certificate.
+    const script = `const http2 = require("http2"), fs = require("fs"), dir = "/etc/docservice/tls/";
+      const call = (extra) => new Promise((done) => {
+        const session = http2.connect("https://docservice-keys:50051", { ca: fs.readFileSync(dir + "ca.crt"), ...extra });
+        session.on("error", (error) => done("refused " + error.code));
+        const request = session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Check", "content-type": "application/grpc", te: "trailers" });
+        request.on("response", (headers) => { done("answered " + headers[":status"]); session.close(); });
+        request.on("error", (error) => done("refused " + error.code));
+        request.end(Buffer.alloc(5));
+      });
+      (async () => { console.log(await call({})); console.log(await call({ cert: fs.readFileSync(dir + "tls.crt"), key: fs.readFileSync(dir + "tls.key") })); })();`;
+    const [without, withCertificate] = (await k(["exec", "-n", NAMESPACE, "deployment/docservice-signing", "--", "node", "-e", script])).trim().split("\n");
+    assert.match(without!, /^refused /, "no client certificate: no call");
+    assert.equal(withCertificate, "answered 200", "the component's own certificate: the call goes through");
+  });
+
   test("the chart's CRD on the real cluster rejects what its CEL rules name, and fills defaults", async () => {
     const invalid = async (spec: object) =>
       k(["apply", "--dry-run=server", "-n", NAMESPACE, "-f", "-"], JSON.stringify({ apiVersion: "docservice.dev/v1alpha1", kind: "DocService", metadata: { name: "invalid" }, spec })).then(
@@ -222,7 +239,9 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       },
       { what: "every component healed with new pods", timeoutMs: 5 * 60_000, intervalMs: 2000 },
     );
-    assert.equal((await usage(base, licenseKey, today(), today(), adminToken)).body.opens, 25, "counts survive the restarts (they live in Redis)");
+    // a port-forward ends with the pod it picked: a new one to the healed gateway
+    const healed = await portForward("docservice-gateway", 80);
+    assert.equal((await usage(healed, licenseKey, today(), today(), adminToken)).body.opens, 25, "counts survive the restarts (they live in Redis)");
 
     await k(["delete", "docservice", "docservice", "-n", NAMESPACE, "--wait=true"]);
     await waitFor(async () => (await owned()) === "", { what: "the owned objects to be garbage-collected", timeoutMs: 120_000, intervalMs: 1000 });

@@ -6,14 +6,11 @@
 # the same pins give the same files. Runs as root on the host; commands inside
 # the root filesystem run with chroot.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../image/lib.sh"
 root="$1" name="$2"
 : "${IMAGE_UID:?}" "${SOURCE_DATE_EPOCH:?}" "${INSTALLED_LIST:?}"
 
-# The user: numeric in the image config (runAsNonRoot checks the number); named
-# here so tools that print user names show one. No password, no login shell.
-grep -q "^nonroot:" "$root/etc/passwd" ||
-  echo "nonroot:x:$IMAGE_UID:$IMAGE_UID:non-root user:/nonexistent:/usr/sbin/nologin" >>"$root/etc/passwd"
-grep -q "^nonroot:" "$root/etc/group" || echo "nonroot:x:$IMAGE_UID:" >>"$root/etc/group"
+rootfs_user "$root" nonroot "non-root user" /nonexistent
 
 case "$name" in
   redis) chroot "$root" /usr/bin/redis-server --version >&2 ;;
@@ -21,19 +18,11 @@ case "$name" in
   *) echo "rootfs-customize.sh: unknown image $name" >&2; exit 2 ;;
 esac
 
-# Build-time leftovers.
-rm -rf "$root"/var/log/* "$root"/var/cache/ldconfig/aux-cache "$root"/var/lib/dpkg/*-old \
-  "$root"/var/cache/debconf/*-old "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/* \
-  "$root"/tmp/* "$root"/var/tmp/* "$root"/root/.cache "$root"/root/.java \
-  "$root"/usr/share/man
+# Build-time leftovers (also the JVM's ~/.java and the manual directory
+# rootfs.sh's essential hook made); file times clamped to the pin time.
+rootfs_tidy "$root" root/.java usr/share/man
 
-# File times: nothing newer than the pin time (the layer tar clamps the same way).
-# (/proc, /sys and /dev are mounted while the hook runs: not ours to touch.)
-find "$root" -xdev \( -path "$root/proc" -o -path "$root/sys" -o -path "$root/dev" \) -prune -o \
-  -newermt "@$SOURCE_DATE_EPOCH" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-
-# What is installed, for rootfs.sh to compare with the lock.
-chroot "$root" dpkg-query -W -f '${Package}=${Version}\n' | LC_ALL=C sort >"$INSTALLED_LIST"
+rootfs_installed "$root"
 # mmdebstrap copied the host's resolver settings and name in: the container
 # runtime provides its own (Kubernetes mounts both).
 rm -f "$root/etc/resolv.conf" "$root/etc/hostname"
