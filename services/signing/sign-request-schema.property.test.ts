@@ -31,7 +31,7 @@ function parse<T>(schema: { safeParse(body: unknown): { success: true; data: T }
 
 const time = fc.date({ min: new Date("0000-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true }).map((d) => d.toISOString());
 const scalar = fc.oneof(fc.string({ maxLength: 30 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
-const data = fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+const data = fc.dictionary(fc.string({ maxLength: 10 }).filter((key) => key !== "__proto__"), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
 
 const auditEvent = fc.oneof(
   fc.record({ type: fc.constant("ready"), timestamp: time, data }, { requiredKeys: ["type", "timestamp"] }),
