@@ -6,9 +6,9 @@
  * writable (tmpfs and a bind mount). No Docker daemon is involved.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -22,6 +22,7 @@ import { convertFile, issueKeyFromOutbox, type Platform } from "../support/platf
 import { freePort } from "../support/ports.js";
 import { answers, plaintextTransport, TEST_INTERNAL_TOKEN } from "../support/service-process.js";
 import { postJson, signBody, signedPdfOf } from "../support/sign-requests.js";
+import { run as runContainer, unpack, type Bundle, type Container } from "../support/runc.js";
 import { waitFor } from "../support/wait.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -66,103 +67,41 @@ function buildImages(): BuildSummary {
   return JSON.parse(readFileSync(line.trim().split(/\s+/).at(-1)!, "utf8"));
 }
 
-/** An OCI image from its archive: the layout unpacked, its manifest and config, and a runc bundle. */
-interface Unpacked {
-  layout: string;
-  manifest: any;
-  config: any;
-  bundle: string;
-}
-
-function unpack(image: ImageSummary, into: string): Unpacked {
-  const layout = join(into, `${image.name}-layout`);
-  const bundle = join(into, `${image.name}-bundle`);
-  mkdirSync(layout, { recursive: true });
-  run("tar", ["-xf", image.ociArchive, "-C", layout]);
-  const blob = (digest: string) => join(layout, "blobs", ...digest.split(":"));
-  const index = JSON.parse(readFileSync(join(layout, "index.json"), "utf8"));
-  const descriptor = index.manifests.find((m: any) => m.annotations?.["org.opencontainers.image.ref.name"] === image.reference);
-  assert.ok(descriptor, `${image.ociArchive} has no manifest named ${image.reference}`);
-  const manifest = JSON.parse(readFileSync(blob(descriptor.digest), "utf8"));
-  const config = JSON.parse(readFileSync(blob(manifest.config.digest), "utf8"));
-  run("umoci", ["unpack", "--image", `${layout}:${image.reference}`, bundle], { timeoutMs: 300_000 });
-  return { layout, manifest, config, bundle };
-}
-
-interface Container {
-  output(): string;
-  /** SIGTERM to the container's init (tini, which forwards it to node); resolves with runc's exit code. */
-  stop(timeoutMs?: number): Promise<number | null>;
-}
-
-const containers = new Set<string>();
-function forceDelete(id: string): void {
-  spawnSync("runc", ["kill", id, "KILL"], { stdio: "ignore" });
-  spawnSync("runc", ["delete", "--force", id], { stdio: "ignore" });
-  containers.delete(id);
-}
-process.on("exit", () => containers.forEach(forceDelete));
-
 /**
- * Runs the unpacked image with runc in the host's network namespace (so a port
- * on 127.0.0.1 is reachable), with the image's user, working directory,
- * entrypoint and environment, plus `env`; `args` replace the image's CMD.
- * The root filesystem is read-only; /tmp and HOME are tmpfs; `dataDir` (on the
- * host) is bind-mounted at /var/lib/docservice.
+ * Runs the image as test/support/runc.ts does (the image's user, a read-only
+ * root, the host's network) with /tmp a tmpfs and HOME and the data directory
+ * bound from the host; resolves once `ready` holds.
  */
 async function startContainer(
-  unpacked: Unpacked,
-  options: { id: string; args?: string[]; env: Record<string, string>; dataDir: string; ready: () => Promise<boolean>; timeoutMs?: number },
+  bundle: Bundle,
+  options: { args?: string[]; env: Record<string, string>; dataDir: string; home: string; ready: () => Promise<boolean>; timeoutMs?: number },
 ): Promise<Container> {
-  const path = join(unpacked.bundle, "config.json");
-  const spec = JSON.parse(readFileSync(path, "utf8"));
-  const image = unpacked.config.config;
-  spec.process.terminal = false;
-  spec.process.args = [...image.Entrypoint, ...(options.args ?? image.Cmd)];
-  spec.process.env = [...image.Env, ...Object.entries(options.env).map(([k, v]) => `${k}=${v}`)];
-  spec.root.readonly = true;
-  spec.linux.namespaces = spec.linux.namespaces.filter((n: { type: string }) => n.type !== "network");
-  spec.mounts = spec.mounts.filter((m: { destination: string }) => !["/tmp", "/home/docservice", "/var/lib/docservice"].includes(m.destination));
-  spec.mounts.push(
-    { destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777"] },
-    { destination: "/home/docservice", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=0700", `uid=${UID}`, `gid=${UID}`] },
-    { destination: "/var/lib/docservice", type: "bind", source: options.dataDir, options: ["rbind", "rw"] },
-  );
-  writeFileSync(path, JSON.stringify(spec, null, 2));
-  forceDelete(options.id); // a leftover of an interrupted run
-  const child: ChildProcess = spawn("runc", ["run", "--bundle", unpacked.bundle, options.id], { stdio: ["ignore", "pipe", "pipe"] });
-  containers.add(options.id);
-  let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      containers.delete(options.id);
-      resolve(code);
-    }),
-  );
+  const container = await runContainer(bundle, {
+    ...(options.args ? { args: options.args } : {}),
+    env: options.env,
+    mounts: [{ destination: "/tmp" }, { destination: "/home/docservice", source: options.home }, { destination: "/var/lib/docservice", source: options.dataDir }],
+  });
+  let exitCode: number | null | undefined;
+  void container.exited.then((code) => (exitCode = code));
   try {
     await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`the container exited with ${child.exitCode}:\n${output}`);
+        if (exitCode !== undefined) throw new Error(`the container exited with ${exitCode}`);
         return options.ready();
       },
-      { what: `container ${options.id}`, timeoutMs: options.timeoutMs ?? 60_000 },
+      { what: `container ${container.id}`, timeoutMs: options.timeoutMs ?? 60_000 },
     );
   } catch (error) {
-    forceDelete(options.id);
-    throw new Error(`${(error as Error).message}\n--- container output ---\n${output.slice(-6000)}`);
+    await container.stop();
+    throw new Error(`${(error as Error).message}\n--- container output ---\n${container.output().slice(-6000)}`);
   }
-  return {
-    output: () => output,
-    stop: async (timeoutMs = 20_000) => {
-      spawnSync("runc", ["kill", options.id, "TERM"], { stdio: "ignore" });
-      const timer = setTimeout(() => forceDelete(options.id), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-  };
+  return container;
+}
+
+/** SIGTERM (tini forwards it to node); the container's exit code. */
+async function stopped(container: Container): Promise<number | null> {
+  await container.stop();
+  return container.exited;
 }
 
 /** A data directory on the host the container's user owns. */
@@ -248,20 +187,21 @@ describe("Containerfile and build.sh name the same inputs", () => {
 describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
   let summary: BuildSummary;
   let work: string;
-  let core: Unpacked;
-  let conversion: Unpacked;
+  let core: Bundle;
+  let conversion: Bundle;
   const image = (name: string) => summary.images.find((i) => i.name === name)!;
-  const rootfs = (u: Unpacked) => join(u.bundle, "rootfs");
+  const rootfs = (bundle: Bundle) => join(bundle.dir, "rootfs");
 
-  before(() => {
+  before(async () => {
     summary = buildImages();
     work = mkdtempSync(join(tmpdir(), "docservice-image-test-"));
-    core = unpack(image("docservice"), work);
-    conversion = unpack(image("docservice-conversion"), work);
+    core = await unpack(image("docservice").ociArchive);
+    conversion = await unpack(image("docservice-conversion").ociArchive);
   });
 
   after(() => {
-    containers.forEach(forceDelete);
+    core?.remove();
+    conversion?.remove();
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
@@ -289,35 +229,36 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
 
   test("image config: numeric non-root user, /app, node entrypoint under tini, labels from git and package.json", () => {
     const created = new Date(summary.sourceDateEpoch * 1000).toISOString().replace(/\.000Z$/, "Z");
-    for (const [unpacked, role] of [
+    for (const [bundle, role] of [
       [core, "all"],
       [conversion, "conversion"],
     ] as const) {
-      const { config } = unpacked.config;
+      assert.equal(bundle.reference, image(role === "all" ? "docservice" : "docservice-conversion").reference);
+      const config = bundle.image;
       assert.equal(config.User, `${UID}:${UID}`);
       assert.equal(config.WorkingDir, "/app");
       assert.deepEqual(config.Entrypoint, ["/usr/bin/tini", "--", "node"]);
       assert.deepEqual(config.Cmd, ["dist/services/main.js", role]);
-      assert.ok(config.Env.includes("NODE_ENV=production"));
-      assert.ok(config.Env.includes("HOME=/home/docservice"));
-      assert.ok(config.Env.includes("DOCSERVICE_DATA_DIR=/var/lib/docservice"));
-      const labels = config.Labels;
+      assert.ok(config.Env!.includes("NODE_ENV=production"));
+      assert.ok(config.Env!.includes("HOME=/home/docservice"));
+      assert.ok(config.Env!.includes("DOCSERVICE_DATA_DIR=/var/lib/docservice"));
+      const labels = config.Labels!;
       assert.equal(labels["org.opencontainers.image.version"], summary.version);
       assert.equal(labels["org.opencontainers.image.revision"], summary.revision);
       assert.equal(labels["org.opencontainers.image.created"], created);
       assert.match(labels["org.opencontainers.image.source"], /^https?:\/\/|^git@|^ssh:/);
-      assert.equal(unpacked.config.created, created, "the image's created time is the commit's");
+      assert.equal(bundle.created, created, "the image's created time is the commit's");
     }
-    assert.ok(conversion.config.config.Env.includes("UNOSERVER_BIN=/opt/unoserver/bin/unoserver"));
+    assert.ok(conversion.image.Env!.includes("UNOSERVER_BIN=/opt/unoserver/bin/unoserver"));
   });
 
   test(`core image is under ${CORE_MAX_COMPRESSED_BYTES / 1e6} MB compressed; conversion shares its Debian, Node and app layers`, () => {
     const [coreImage, conversionImage] = [image("docservice"), image("docservice-conversion")];
-    const compressed = (u: Unpacked) => u.manifest.layers.reduce((sum: number, l: { size: number }) => sum + l.size, 0);
+    const compressed = (bundle: Bundle) => bundle.layers.reduce((sum, layer) => sum + layer.size, 0);
     assert.equal(compressed(core), coreImage.compressedBytes);
     assert.ok(compressed(core) <= CORE_MAX_COMPRESSED_BYTES, `core image: ${compressed(core)} bytes compressed`);
     console.log(`core ${(compressed(core) / 1e6).toFixed(1)} MB, conversion ${(compressed(conversion) / 1e6).toFixed(1)} MB compressed`);
-    const digests = (u: Unpacked) => u.manifest.layers.map((l: { digest: string }) => l.digest);
+    const digests = (bundle: Bundle) => bundle.layers.map((layer) => layer.digest);
     const [rootfsLayer, nodeLayer, appLayer] = digests(core);
     assert.deepEqual(digests(conversion), [rootfsLayer, digests(conversion)[1], nodeLayer, appLayer]);
     assert.equal(conversionImage.layers.length, 4);
@@ -325,8 +266,8 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
 
   test("the root filesystems: the Node of scripts/install/node.sh, production dependencies only, no SoftHSM", () => {
     const nodeHome = run("bash", [join(ROOT, "scripts/install/node.sh")]).trim();
-    for (const unpacked of [core, conversion]) {
-      const root = rootfs(unpacked);
+    for (const bundle of [core, conversion]) {
+      const root = rootfs(bundle);
       assert.equal(sha256(join(root, "usr/local/bin/node")), sha256(join(nodeHome, "bin/node")), "the image's node is node.sh's");
       assert.ok(!existsSync(join(root, "usr/local/bin/npm")), "no npm");
       assert.ok(!existsSync(join(root, "usr/local/include/node")), "no Node headers");
@@ -359,7 +300,6 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
     const dataDir = dataDirFor(work, "core");
     const base = `http://127.0.0.1:${await freePort()}`;
     const container = await startContainer(core, {
-      id: `docservice-image-core-${process.pid}`,
       env: {
         HOST: "127.0.0.1",
         PORT: new URL(base).port,
@@ -369,6 +309,7 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
         GOTENBERG_URL: `http://127.0.0.1:${await freePort()}`,
       },
       dataDir,
+      home: dataDirFor(work, "core-home"),
       ready: () => answers(`${base}/v1/health`),
     });
     try {
@@ -388,7 +329,7 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
       // the embedded stores were written to the mounted data directory only
       assert.ok(existsSync(join(dataDir, "signing")) && existsSync(join(dataDir, "keys")));
     } finally {
-      assert.equal(await container.stop(), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
+      assert.equal(await stopped(container), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
     }
   });
 
@@ -396,16 +337,16 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
     const grpcPort = await freePort();
     const health = remoteHealthCheck(`127.0.0.1:${grpcPort}`, CONVERSION_SERVICE_NAME, 2_000, plaintextTransport);
     const container = await startContainer(conversion, {
-      id: `docservice-image-conversion-${process.pid}`,
       env: { GRPC_HOST: "127.0.0.1", GRPC_PORT: String(grpcPort), DOCSERVICE_INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, LOG_LEVEL: "info", CONVERSION_POOL_SIZE: "1" },
       dataDir: dataDirFor(work, "conversion-role"),
+      home: dataDirFor(work, "conversion-role-home"),
       ready: () => health().then(() => true),
       timeoutMs: 120_000,
     });
     try {
       assert.match(container.output(), /LibreOffice pool started/);
     } finally {
-      assert.equal(await container.stop(), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
+      assert.equal(await stopped(container), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
     }
   });
 
@@ -413,10 +354,10 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
     const dataDir = dataDirFor(work, "conversion-all");
     const base = `http://127.0.0.1:${await freePort()}`;
     const container = await startContainer(conversion, {
-      id: `docservice-image-conversion-all-${process.pid}`,
       args: ["dist/services/main.js", "all"],
       env: { HOST: "127.0.0.1", PORT: new URL(base).port, GRPC_PORT: "0", LOG_LEVEL: "warn", CONVERSION_POOL_SIZE: "1" },
       dataDir,
+      home: dataDirFor(work, "conversion-all-home"),
       ready: async () => (await call(base, "/v1/health")).body?.status === "ok",
       timeoutMs: 120_000,
     });
@@ -435,7 +376,7 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
       assert.equal(verified.body.valid, true, JSON.stringify(verified.body));
       assert.equal(verified.body.document.pages, 4, "3 converted pages + the certificate page");
     } finally {
-      assert.equal(await container.stop(), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
+      assert.equal(await stopped(container), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
     }
   });
 });

@@ -21,13 +21,22 @@ export interface ImageConfig {
   Env?: string[];
   WorkingDir?: string;
   Volumes?: Record<string, unknown>;
+  Labels?: Record<string, string>;
 }
 
 export interface Bundle {
-  /** The bundle directory: config.json (as umoci wrote it) and rootfs/. */
+  /** The bundle directory: config.json and rootfs/. */
   dir: string;
+  /** The image's name in the archive (org.opencontainers.image.ref.name). */
+  reference: string;
   /** The image's config, from the archive. */
   image: ImageConfig;
+  /** The image's creation time (RFC 3339), from its config. */
+  created: string | undefined;
+  /** The manifest's layers, as a registry would serve them (compressed). */
+  layers: { digest: string; size: number }[];
+  /** umoci's runtime config.json, which each run starts from. */
+  runtime: object;
   /** Deletes the bundle (stop its containers first). */
   remove(): void;
 }
@@ -100,12 +109,15 @@ export async function unpack(archive: string): Promise<Bundle> {
     if (index.manifests?.length !== 1) throw new Error(`${archive}: expected one image, found ${index.manifests?.length ?? 0}`);
     const descriptor = index.manifests[0];
     const blob = (digest: string) => JSON.parse(readFileSync(join(layout, "blobs", ...digest.split(":")), "utf8"));
-    const image = (blob(blob(descriptor.digest).config.digest).config ?? {}) as ImageConfig;
-    const tag = descriptor.annotations?.["org.opencontainers.image.ref.name"];
-    if (!tag) throw new Error(`${archive}: the image has no org.opencontainers.image.ref.name`);
-    await execFileAsync("umoci", ["unpack", "--image", `${layout}:${tag}`, join(dir, "bundle")], { maxBuffer: 16 << 20 });
+    const manifest = blob(descriptor.digest);
+    const config = blob(manifest.config.digest);
+    const reference = descriptor.annotations?.["org.opencontainers.image.ref.name"];
+    if (!reference) throw new Error(`${archive}: the image has no org.opencontainers.image.ref.name`);
+    const bundle = join(dir, "bundle");
+    await execFileAsync("umoci", ["unpack", "--image", `${layout}:${reference}`, bundle], { maxBuffer: 16 << 20 });
     rmSync(layout, { recursive: true, force: true });
-    return { dir: join(dir, "bundle"), image, remove };
+    const runtime = JSON.parse(readFileSync(join(bundle, "config.json"), "utf8"));
+    return { dir: bundle, reference, image: (config.config ?? {}) as ImageConfig, created: config.created, layers: manifest.layers, runtime, remove };
   } catch (err) {
     remove();
     throw err;
@@ -160,9 +172,9 @@ export async function run(bundle: Bundle, options: RunOptions = {}): Promise<Con
   return { id, pid, output, exited, stop };
 }
 
-/** umoci's config.json, changed as {@link RunOptions} and the module comment say. */
+/** umoci's config.json, changed as {@link RunOptions} and the module comment say (each run from umoci's, not the last run's). */
 function runtimeConfig(bundle: Bundle, options: RunOptions): any {
-  const config = JSON.parse(readFileSync(join(bundle.dir, "config.json"), "utf8"));
+  const config = structuredClone(bundle.runtime) as any;
   const { image } = bundle;
   const entrypoint = options.command ?? image.Entrypoint ?? [];
   const cmd = options.args ?? (options.command ? [] : image.Cmd ?? []);
