@@ -1,12 +1,9 @@
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openssl } from "./openssl.js";
+import { createOpensslCa, type CertFiles } from "./openssl-ca.js";
 
-export interface CertFiles {
-  cert: string;
-  key: string;
-}
+export type { CertFiles };
 
 /** A throwaway CA for a test cluster, and the certificates it signs (files in one directory). */
 export interface KubePki {
@@ -20,25 +17,10 @@ export interface KubePki {
   issueServer(name: string, hosts: string[]): CertFiles;
 }
 
-const EC_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"];
 const IPV4 = /^\d+\.\d+\.\d+\.\d+$/;
 
 export function createKubePki(dir: string): KubePki {
-  const issue = (name: string, subject: string, extensions: string[], ca = false): CertFiles => {
-    openssl(
-      [
-        "req", "-x509", ...(ca ? [] : ["-CA", "ca.pem", "-CAkey", "ca.key"]), ...EC_KEY,
-        "-keyout", `${name}.key`, "-out", `${name}.pem`, "-subj", subject,
-        ...extensions.flatMap((extension) => ["-addext", extension]),
-      ],
-      dir,
-    );
-    return { cert: join(dir, `${name}.pem`), key: join(dir, `${name}.key`) };
-  };
-  const ca = issue("ca", "/O=DocService tests/CN=kube test CA", [
-    "basicConstraints=critical,CA:TRUE",
-    "keyUsage=critical,keyCertSign,cRLSign",
-  ], true);
+  const { ca, issue } = createOpensslCa(dir, "/O=DocService tests/CN=kube test CA");
   const leaf = (usage: string) => ["basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature", `extendedKeyUsage=${usage}`];
 
   const { publicKey, privateKey } = generateKeyPairSync("ec", {
