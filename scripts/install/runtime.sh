@@ -19,7 +19,7 @@ setup_libreoffice() {
   report libreoffice "$version" "$(command -v soffice)"
 }
 
-# The signing certificate page embeds Unicode fonts (services/signing/certificate-page.ts):
+# The signing certificate page embeds Unicode fonts (services/signing/certificate-page/certificate-page.ts):
 # DejaVu Sans (fonts-dejavu-core) for Latin, Cyrillic, Greek and Arabic, Droid Sans Fallback
 # (fonts-droid-fallback, a single TTF of about 4 MB) for CJK.
 setup_fonts() {

@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { AuditEventType, type DocumentSource, type SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
+import { type DocumentSource, type SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
 import { validationError } from "../core/errors.js";
-import { signRequestIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/sign-request-schema.js";
+import { signRequestIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/request/sign-request-schema.js";
+import { auditEventTypeMessage } from "../signing/model.js";
 import type { SigningApi } from "../signing/signing-service.js";
 import { readJsonBody } from "./json-body.js";
 import type { RequestContext, Route } from "./route.js";
@@ -10,13 +11,6 @@ export interface SignRouteLimits {
   maxDocumentBytes: number;
   metadataMaxBytes: number;
 }
-
-const EVENT_TYPES: Record<SignRequestJson["auditTrail"][number]["type"], AuditEventType> = {
-  ready: AuditEventType.AUDIT_EVENT_TYPE_READY,
-  scroll: AuditEventType.AUDIT_EVENT_TYPE_SCROLL,
-  field_change: AuditEventType.AUDIT_EVENT_TYPE_FIELD_CHANGE,
-  submit: AuditEventType.AUDIT_EVENT_TYPE_SUBMIT,
-};
 
 /** Room in a JSON body beyond the base64 document: signer, audit trail (up to 10,000 events), metadata. */
 const BODY_OVERHEAD_BYTES = 4 * 1024 * 1024;
@@ -94,7 +88,7 @@ function toSignRequest(body: SignRequestJson, callerKeyId: string): SignRequest 
   return {
     document: documentSource(body.document),
     signer: { email: body.signer.email, name: body.signer.name, ip: body.signer.ip ?? "", userAgent: body.signer.userAgent ?? "" },
-    auditTrail: body.auditTrail.map((event) => ({ type: EVENT_TYPES[event.type], timestamp: new Date(event.timestamp), data: event.data })),
+    auditTrail: body.auditTrail.map((event) => ({ type: auditEventTypeMessage(event.type), timestamp: new Date(event.timestamp), data: event.data })),
     eventId: body.eventId ?? "",
     metadata: body.metadata,
     certificate: body.certificate,

@@ -6,15 +6,15 @@ import { hostedUnary, type HostedService } from "../core/grpc-host.js";
 import type { Logger } from "../core/logger.js";
 import { connectRedis } from "../core/redis-client.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
-import { describeCertificate } from "./certificate-description.js";
-import { EmbeddedSignatureLedger } from "./embedded-signature-ledger.js";
-import { loadLocalKeyFromFiles, loadOrCreateLocalKey, parsePemCertificates } from "./local-key.js";
-import { openPkcs11Key } from "./pkcs11-key.js";
-import { RedisSignatureLedger } from "./redis-signature-ledger.js";
-import type { SignatureLedger } from "./signature-ledger.js";
-import type { SigningKey } from "./signing-key.js";
+import { describeCertificate } from "./keys/certificate-description.js";
+import { EmbeddedSignatureLedger } from "./ledger/embedded-signature-ledger.js";
+import { loadLocalKeyFromFiles, loadOrCreateLocalKey, parsePemCertificates } from "./keys/local-key.js";
+import { openPkcs11Key } from "./keys/pkcs11/pkcs11-key.js";
+import { RedisSignatureLedger } from "./ledger/redis-signature-ledger.js";
+import type { SignatureLedger } from "./ledger/signature-ledger.js";
+import type { SigningKey } from "./keys/signing-key.js";
 import { SigningService } from "./signing-service.js";
-import { SigningWorkers } from "./signing-workers.js";
+import { SigningWorkers } from "./workers/signing-workers.js";
 
 export const SIGNING_SERVICE_NAME = "docservice.v1.SigningService";
 

@@ -2,7 +2,6 @@ import { createHash, randomUUID } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import type { z } from "zod";
 import {
-  AuditEventType,
   type AuditEvent as AuditEventMessage,
   type DocumentSource,
   type GetVerificationKeyResponse,
@@ -18,13 +17,13 @@ import type { HealthCheck } from "../core/health.js";
 import type { UnaryApi } from "../core/unary-api.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
 import { formatByName } from "../conversion/source-format.js";
-import type { AuditEvent, AuditEventType as EventTypeName } from "./certificate-page.js";
-import { describeCertificate } from "./certificate-description.js";
-import { fetchDocument, type FetchDocumentOptions } from "./document-fetcher.js";
-import { auditTrailSchema, eventIdSchema, metadataSchema, signerSchema, signRequestIssues } from "./sign-request-schema.js";
-import type { SignatureLedger } from "./signature-ledger.js";
-import type { SigningKey } from "./signing-key.js";
-import type { SigningWorkers } from "./signing-workers.js";
+import { auditEventTypeName, type AuditEvent, type AuditEventType, type Signer } from "./model.js";
+import { describeCertificate } from "./keys/certificate-description.js";
+import { fetchDocument, type FetchDocumentOptions } from "./request/document-fetcher.js";
+import { auditTrailSchema, eventIdSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
+import type { SignatureLedger } from "./ledger/signature-ledger.js";
+import type { SigningKey } from "./keys/signing-key.js";
+import type { SigningWorkers } from "./workers/signing-workers.js";
 
 export type SigningApi = UnaryApi<typeof SigningServiceService>;
 
@@ -46,13 +45,6 @@ export interface SigningServiceDeps {
   health: HealthCheck;
   now?: () => Date;
 }
-
-const EVENT_TYPES: Partial<Record<AuditEventType, EventTypeName>> = {
-  [AuditEventType.AUDIT_EVENT_TYPE_READY]: "ready",
-  [AuditEventType.AUDIT_EVENT_TYPE_SCROLL]: "scroll",
-  [AuditEventType.AUDIT_EVENT_TYPE_FIELD_CHANGE]: "field_change",
-  [AuditEventType.AUDIT_EVENT_TYPE_SUBMIT]: "submit",
-};
 
 /** How long an eventId stays claimed by a request still being signed (then a retry may take it over). */
 const CLAIM_MS = 5 * 60_000;
@@ -132,7 +124,7 @@ export class SigningService implements SigningApi {
    * The gateway has checked the JSON already; this catches what a gRPC caller
    * can still get wrong, with the same rules and field names.
    */
-  private checkSignRequest(request: SignRequest): { signer: AuditSigner; events: AuditEvent[] } {
+  private checkSignRequest(request: SignRequest): { signer: Signer; events: AuditEvent[] } {
     const issues: FieldIssue[] = [];
     const check = (schema: z.ZodType, value: unknown, field: string) => {
       const result = schema.safeParse(value);
@@ -152,7 +144,7 @@ export class SigningService implements SigningApi {
     if (issues.length > 0) throw validationError(issues);
     return {
       signer: signerJson!,
-      events: eventsJson.map((event) => ({ type: event.type as EventTypeName, timestamp: new Date(event.timestamp!), data: event.data })),
+      events: eventsJson.map((event) => ({ type: event.type as AuditEventType, timestamp: new Date(event.timestamp!), data: event.data })),
     };
   }
 
@@ -207,11 +199,9 @@ export class SigningService implements SigningApi {
   }
 }
 
-type AuditSigner = { email: string; name: string; ip?: string; userAgent?: string };
-
 function eventJson(event: AuditEventMessage) {
   return {
-    type: EVENT_TYPES[event.type] ?? "unspecified",
+    type: auditEventTypeName(event.type) ?? "unspecified",
     timestamp: event.timestamp?.toISOString(),
     ...(event.data === undefined ? {} : { data: event.data }),
   };

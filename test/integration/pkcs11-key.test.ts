@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import { after, before, describe, test } from "node:test";
 import pkcs11js from "pkcs11js";
-import { openPkcs11Key, Pkcs11KeyError, type Pkcs11Key, type Pkcs11KeySettings } from "../../services/signing/pkcs11-key.js";
-import type { KeyAlgorithm } from "../../services/signing/signing-key.js";
+import { openPkcs11Key, Pkcs11KeyError, type Pkcs11Key, type Pkcs11KeySettings } from "../../services/signing/keys/pkcs11/pkcs11-key.js";
+import type { KeyAlgorithm } from "../../services/signing/keys/signing-key.js";
 import { createSoftHsmToken, type SoftHsmToken } from "../support/softhsm.js";
 
 function verifies(algorithm: KeyAlgorithm, publicKey: KeyObject, data: Buffer, signature: Buffer): boolean {

@@ -9,9 +9,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ServiceError } from "../../services/core/errors.js";
 import { createLogger } from "../../services/core/logger.js";
 import { connectRedis } from "../../services/core/redis-client.js";
-import { EmbeddedSignatureLedger } from "../../services/signing/embedded-signature-ledger.js";
-import { RedisSignatureLedger } from "../../services/signing/redis-signature-ledger.js";
-import type { SignatureLedger } from "../../services/signing/signature-ledger.js";
+import { EmbeddedSignatureLedger } from "../../services/signing/ledger/embedded-signature-ledger.js";
+import { RedisSignatureLedger } from "../../services/signing/ledger/redis-signature-ledger.js";
+import type { SignatureLedger } from "../../services/signing/ledger/signature-ledger.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 
 const DOCUMENT = Buffer.from("%PDF-1.7 signed bytes \x00\xff\x80 binary-safe");

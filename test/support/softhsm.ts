@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { KeyAlgorithm } from "../../services/signing/signing-key.js";
+import type { KeyAlgorithm } from "../../services/signing/keys/signing-key.js";
 
 const run = promisify(execFile);
 

@@ -1,13 +1,6 @@
 // Readable one-line summaries of audit events for the certificate page.
+import type { AuditEvent } from "../model.js";
 import { truncate } from "./text.js";
-
-export type AuditEventType = "ready" | "scroll" | "field_change" | "submit";
-
-export interface AuditEvent {
-  type: AuditEventType;
-  timestamp: Date;
-  data?: Record<string, unknown>;
-}
 
 /** Longest rendering of one data value (a pasted document in a field must not fill pages). */
 export const MAX_VALUE_CHARS = 500;

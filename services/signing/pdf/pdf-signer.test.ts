@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PDFArray, PDFDict, PDFDocument, PDFName, StandardFonts } from "pdf-lib";
-import { ServiceError } from "../core/errors.js";
-import { runOpenssl } from "../../test/support/openssl.js";
-import { loadOrCreateLocalKey } from "./local-key.js";
+import { ServiceError } from "../../core/errors.js";
+import { runOpenssl } from "../../../test/support/openssl.js";
+import { loadOrCreateLocalKey } from "../keys/local-key.js";
 import { DEFAULT_CONTENTS_RESERVATION_BYTES, signPdf } from "./pdf-signer.js";
-import type { SigningKey } from "./signing-key.js";
+import type { SigningKey } from "../keys/signing-key.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-pdf-signer-"));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -1,10 +1,11 @@
 import { PDFDict, PDFHexString, PDFName, type PDFDocument } from "pdf-lib";
-import { ServiceError } from "../core/errors.js";
-import { describeCertificate } from "./certificate-description.js";
-import { appendCertificatePages, type AuditEvent } from "./certificate-page.js";
-import { loadSignablePdf, signPdf } from "./pdf-signer.js";
-import type { SigningKey } from "./signing-key.js";
-import type { TimestampAuthority } from "./timestamp-authority.js";
+import { ServiceError } from "../../core/errors.js";
+import { describeCertificate } from "../keys/certificate-description.js";
+import { appendCertificatePages } from "../certificate-page/certificate-page.js";
+import type { AuditEvent, Signer } from "../model.js";
+import { loadSignablePdf, signPdf } from "../pdf/pdf-signer.js";
+import type { SigningKey } from "../keys/signing-key.js";
+import type { TimestampAuthority } from "../ltv/timestamp-authority.js";
 
 /** Everything needed to turn one PDF into a signed one; plain data, so it can cross to a worker thread. */
 export interface SigningJob {
@@ -12,7 +13,7 @@ export interface SigningJob {
   documentId: string;
   /** Hex SHA-256 of the document as the caller sent it (before any conversion). */
   documentSha256: string;
-  signer: { name: string; email: string; ip?: string; userAgent?: string };
+  signer: Signer;
   events: AuditEvent[];
   signedAt: Date;
   certificatePage: boolean;

@@ -31,10 +31,10 @@ import {
   PDFString,
   type PDFObject,
 } from "pdf-lib";
-import { ServiceError } from "../core/errors.js";
-import { buildCmsSignature, type CmsSignatureOptions } from "./cms-signature.js";
-import type { SigningKey } from "./signing-key.js";
-import { signatureTimestampAttribute, type TimestampAuthority } from "./timestamp-authority.js";
+import { ServiceError } from "../../core/errors.js";
+import { buildCmsSignature, type CmsSignatureOptions } from "../cms/cms-signature.js";
+import type { SigningKey } from "../keys/signing-key.js";
+import { signatureTimestampAttribute, type TimestampAuthority } from "../ltv/timestamp-authority.js";
 
 /**
  * Bytes reserved for the DER CMS in /Contents (written as twice as many hex

@@ -24,12 +24,12 @@
 import { X509Certificate, createHash, verify } from "node:crypto";
 import { endianness } from "node:os";
 import pkcs11js from "pkcs11js";
-import { ecdsaRawToDer } from "./pkcs11/ecdsa.js";
-import { Pkcs11KeyError, isRecoverable, isSessionGone, pkcs11Failure, reasonOf, returnValueOf } from "./pkcs11/errors.js";
-import { acquireModule, type ModuleLease, type Pkcs11 } from "./pkcs11/module.js";
-import type { KeyAlgorithm, SigningKey } from "./signing-key.js";
+import { ecdsaRawToDer } from "./ecdsa.js";
+import { Pkcs11KeyError, isRecoverable, isSessionGone, pkcs11Failure, reasonOf, returnValueOf } from "./errors.js";
+import { acquireModule, type ModuleLease, type Pkcs11 } from "./module.js";
+import type { KeyAlgorithm, SigningKey } from "../signing-key.js";
 
-export { Pkcs11KeyError } from "./pkcs11/errors.js";
+export { Pkcs11KeyError } from "./errors.js";
 
 export interface Pkcs11KeySettings {
   /** Path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so. */

@@ -14,21 +14,22 @@
 // PDF objects directly (page-content.ts, subset-font.ts), not through pdf-lib's
 // drawing API, which would shape every string again and subset the fonts per document.
 import { PDFName, PageSizes, type PDFDocument, grayscale, rgb } from "pdf-lib";
-import { DocumentFonts } from "./certificate-page/document-fonts.js";
-import { type FontSet, type Style, loadFonts } from "./certificate-page/fonts.js";
-import { PageContent } from "./certificate-page/page-content.js";
-import { type AuditEvent, formatTime, summarizeEvent } from "./certificate-page/summary.js";
-import { TextEngine, sanitize, truncate } from "./certificate-page/text.js";
+import { DocumentFonts } from "./document-fonts.js";
+import { type FontSet, type Style, loadFonts } from "./fonts.js";
+import { PageContent } from "./page-content.js";
+import type { AuditEvent, Signer } from "../model.js";
+import { formatTime, summarizeEvent } from "./summary.js";
+import { TextEngine, sanitize, truncate } from "./text.js";
 
-export { CertificateFontError, loadFonts as loadCertificateFonts } from "./certificate-page/fonts.js";
-export { summarizeEvent, type AuditEvent, type AuditEventType } from "./certificate-page/summary.js";
+export { CertificateFontError, loadFonts as loadCertificateFonts } from "./fonts.js";
+export { summarizeEvent } from "./summary.js";
 
 export interface CertificateAudit {
   /** The request's `eventId`, or a generated ID. */
   documentId: string;
   /** SHA-256 of the document as received, hex. */
   documentSha256: string;
-  signer: { name: string; email: string; ip?: string; userAgent?: string };
+  signer: Signer;
   signedAt: Date;
   certificate: { subject: string; sha256Fingerprint: string };
   /** In the order recorded; drawn in this order. */

@@ -23,7 +23,7 @@ import {
   utf8String,
   x509Time,
   type Asn1,
-} from "./asn1.js";
+} from "../cms/asn1.js";
 import forge from "node-forge";
 
 export interface SelfSignedCertificateOptions {

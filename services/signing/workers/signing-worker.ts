@@ -5,10 +5,10 @@
  * pool cannot be shared across threads).
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { verifyPdfSignatures } from "./pdf-verifier.js";
-import type { SigningKey } from "./signing-key.js";
+import { verifyPdfSignatures } from "../pdf/pdf-verifier.js";
+import type { SigningKey } from "../keys/signing-key.js";
 import { runSigningJob } from "./signing-job.js";
-import { TimestampAuthority } from "./timestamp-authority.js";
+import { TimestampAuthority } from "../ltv/timestamp-authority.js";
 import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 const port = parentPort!;

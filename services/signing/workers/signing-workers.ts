@@ -1,11 +1,11 @@
 import type { Worker } from "node:worker_threads";
-import { startTypeScriptWorker } from "../core/typescript-worker.js";
-import { ServiceError } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
-import type { PdfVerification } from "./pdf-verifier.js";
-import { Pkcs11KeyError } from "./pkcs11-key.js";
+import { startTypeScriptWorker } from "../../core/typescript-worker.js";
+import { ServiceError } from "../../core/errors.js";
+import type { Logger } from "../../core/logger.js";
+import type { PdfVerification } from "../pdf/pdf-verifier.js";
+import { Pkcs11KeyError } from "../keys/pkcs11/pkcs11-key.js";
 import type { SigningJob } from "./signing-job.js";
-import type { SigningKey } from "./signing-key.js";
+import type { SigningKey } from "../keys/signing-key.js";
 import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 export interface SigningWorkersOptions {

@@ -16,7 +16,7 @@ import {
 import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import forge from "node-forge";
-import { readCertificate } from "./asn1.js";
+import { readCertificate } from "../cms/asn1.js";
 import { createSelfSignedCertificate } from "./self-signed-certificate.js";
 import type { KeyAlgorithm, SigningKey } from "./signing-key.js";
 

@@ -8,9 +8,9 @@ import { after, before, describe, test } from "node:test";
 import forge from "node-forge";
 import { OID, compareDer, type Asn1 } from "./asn1.js";
 import { buildCmsSignature } from "./cms-signature.js";
-import { LOCAL_CERTIFICATE_FILE, loadLocalKeyFromFiles, loadOrCreateLocalKey } from "./local-key.js";
-import { TEST_PKI, createTestPki, openssl, runOpenssl } from "../../test/support/openssl.js";
-import type { SigningKey } from "./signing-key.js";
+import { LOCAL_CERTIFICATE_FILE, loadLocalKeyFromFiles, loadOrCreateLocalKey } from "../keys/local-key.js";
+import { TEST_PKI, createTestPki, openssl, runOpenssl } from "../../../test/support/openssl.js";
+import type { SigningKey } from "../keys/signing-key.js";
 
 const { asn1 } = forge;
 const root = mkdtempSync(join(tmpdir(), "docservice-cms-"));

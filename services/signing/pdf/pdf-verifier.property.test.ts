@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { textPdf } from "../../test/support/pdf-fixtures.js";
-import { ServiceError } from "../core/errors.js";
-import { loadOrCreateLocalKey } from "./local-key.js";
+import { textPdf } from "../../../test/support/pdf-fixtures.js";
+import { ServiceError } from "../../core/errors.js";
+import { loadOrCreateLocalKey } from "../keys/local-key.js";
 import { signPdf } from "./pdf-signer.js";
 import { verifyPdfSignatures, type PdfVerification } from "./pdf-verifier.js";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError } from "../../core/errors.js";
 import { classifyAddress, fetchDocument, isForbiddenAddress, type FetchDocumentOptions } from "./document-fetcher.js";
 
 // Only loopback traffic: every server here listens on 127.0.0.1, and every other address is

@@ -4,13 +4,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ServiceError } from "../core/errors.js";
-import { TEST_PKI, createTestPki } from "../../test/support/openssl.js";
-import { loadLocalKeyFromFiles, loadOrCreateLocalKey } from "./local-key.js";
+import { ServiceError } from "../../core/errors.js";
+import { TEST_PKI, createTestPki } from "../../../test/support/openssl.js";
+import { loadLocalKeyFromFiles, loadOrCreateLocalKey } from "../keys/local-key.js";
 import { signPdf } from "./pdf-signer.js";
 import { verifyPdfSignatures } from "./pdf-verifier.js";
-import type { SigningKey } from "./signing-key.js";
-import { textPdf } from "../../test/support/pdf-fixtures.js";
+import type { SigningKey } from "../keys/signing-key.js";
+import { textPdf } from "../../../test/support/pdf-fixtures.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-pdf-verifier-"));
 after(() => rmSync(root, { recursive: true, force: true }));

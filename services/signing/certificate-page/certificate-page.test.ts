@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { after, describe, test } from "node:test";
 import { PDFDict, PDFDocument, PDFName, PDFRawStream, PageSizes, degrees } from "pdf-lib";
-import { pdfsig } from "../../test/support/pdf-validators.js";
+import { pdfsig } from "../../../test/support/pdf-validators.js";
 import {
   AUDIT_TRAIL_CONTINUED_TITLE,
   CERTIFICATE_TITLE,
@@ -14,12 +14,12 @@ import {
   certificatePageSize,
   loadCertificateFonts,
   summarizeEvent,
-  type AuditEvent,
   type CertificateAudit,
 } from "./certificate-page.js";
-import { shaperFor } from "./certificate-page/shaping.js";
-import { loadOrCreateLocalKey } from "./local-key.js";
-import { loadSignablePdf, signPdf } from "./pdf-signer.js";
+import type { AuditEvent } from "../model.js";
+import { shaperFor } from "./shaping.js";
+import { loadOrCreateLocalKey } from "../keys/local-key.js";
+import { loadSignablePdf, signPdf } from "../pdf/pdf-signer.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-certificate-page-"));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-import { guardRedis, type RedisClient } from "../core/redis-client.js";
+import { guardRedis, type RedisClient } from "../../core/redis-client.js";
 import type { Claim, SignatureLedger } from "./signature-ledger.js";
 
 const entryKey = (scope: string, eventId: string) => `ds:signed:${scope}:${eventId}`;

@@ -2,7 +2,7 @@ import { lookup } from "node:dns/promises";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { ServiceError, validationError } from "../core/errors.js";
+import { ServiceError, validationError } from "../../core/errors.js";
 
 /**
  * Downloads the document named by `POST /v1/sign`'s `document.url`, guarding against SSRF:

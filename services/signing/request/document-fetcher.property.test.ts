@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { BlockList, isIP } from "node:net";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError } from "../../core/errors.js";
 import { classifyAddress, fetchDocument } from "./document-fetcher.js";
 
 // Property tests of the SSRF guard: every address in a range that reaches this machine, its

@@ -23,7 +23,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import forge from "node-forge";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError } from "../../core/errors.js";
 import {
   OID,
   algorithmIdentifier,
@@ -38,7 +38,7 @@ import {
   toDer,
   unsignedInteger,
   type Asn1,
-} from "./asn1.js";
+} from "../cms/asn1.js";
 
 const { asn1 } = forge;
 const { Class, Type } = asn1;

@@ -11,7 +11,7 @@ import {
   loadLocalKeyFromFiles,
   loadOrCreateLocalKey,
 } from "./local-key.js";
-import { TEST_PKI, createTestPki, openssl, type TestKeyType } from "../../test/support/openssl.js";
+import { TEST_PKI, createTestPki, openssl, type TestKeyType } from "../../../test/support/openssl.js";
 import type { SigningKey } from "./signing-key.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-local-key-"));

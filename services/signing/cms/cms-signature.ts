@@ -35,7 +35,7 @@ import {
   toDer,
   type Asn1,
 } from "./asn1.js";
-import type { SigningKey } from "./signing-key.js";
+import type { SigningKey } from "../keys/signing-key.js";
 
 export interface CmsSignatureOptions {
   /**

@@ -17,9 +17,9 @@
 import { X509Certificate, createHash, verify as cryptoVerify } from "node:crypto";
 import forge from "node-forge";
 import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFStream, PDFString, type PDFObject } from "pdf-lib";
-import { ServiceError } from "../core/errors.js";
-import { isPdf } from "../core/file-signature.js";
-import { OID, toDer, type Asn1 } from "./asn1.js";
+import { ServiceError } from "../../core/errors.js";
+import { isPdf } from "../../core/file-signature.js";
+import { OID, toDer, type Asn1 } from "../cms/asn1.js";
 
 const { asn1 } = forge;
 const { Class, Type } = asn1;

@@ -6,9 +6,9 @@
  * ({@link signRequestIssues}).
  */
 import { z } from "zod";
-import type { FieldIssue } from "../core/errors.js";
-import { fieldIssues } from "../core/field-issues.js";
-import { normalizeEmail } from "../keys/email-address.js";
+import type { FieldIssue } from "../../core/errors.js";
+import { fieldIssues } from "../../core/field-issues.js";
+import { normalizeEmail } from "../../keys/email-address.js";
 
 export const MAX_AUDIT_EVENTS = 10_000;
 export const MAX_EVENT_ID_CHARS = 200;

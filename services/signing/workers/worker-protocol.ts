@@ -1,6 +1,6 @@
-import { ServiceError, type FieldIssue } from "../core/errors.js";
-import type { PdfVerification } from "./pdf-verifier.js";
-import type { KeyAlgorithm } from "./signing-key.js";
+import { ServiceError, type FieldIssue } from "../../core/errors.js";
+import type { PdfVerification } from "../pdf/pdf-verifier.js";
+import type { KeyAlgorithm } from "../keys/signing-key.js";
 import type { SigningJob } from "./signing-job.js";
 
 /** The messages between the signing service and its worker threads. */
