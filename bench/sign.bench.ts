@@ -2,8 +2,8 @@
  * bench:sign — signed documents/s of our signing pipeline next to the naive one (issue #4).
  *
  * One process, one document at a time ("on one core"), for a 1-page and a 20-page PDF:
- *   ours   loadSignablePdf → appendCertificatePages (signer + 5 events) → signPdf of the
- *          loaded document (one save; PAdES B-B, CMS built by us), with the local key
+ *   ours   signPdf by incremental update, appending the certificate page (signer + 5 events;
+ *          PAdES B-B, CMS built by us), with the local key
  *          (node:crypto RSA-2048) and with SoftHSM2 (PKCS#11 RSA-2048, one session);
  *   naive  PDFDocument.load → a pdf-lib page with the same audit text in Helvetica →
  *          pdflibAddPlaceholder (default SubFilter) → save → a fresh P12Signer (it is single-use,
@@ -26,7 +26,7 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { appendCertificatePages, summarizeEvent, type CertificateAudit } from "../services/signing/certificate-page/certificate-page.js";
 import type { AuditEvent } from "../services/signing/model.js";
 import { LOCAL_CERTIFICATE_FILE, LOCAL_KEY_FILE, loadOrCreateLocalKey } from "../services/signing/keys/local-key.js";
-import { loadSignablePdf, signPdf } from "../services/signing/pdf/pdf-signer.js";
+import { signPdf } from "../services/signing/pdf/pdf-signer.js";
 import { openPkcs11Key } from "../services/signing/keys/pkcs11/pkcs11-key.js";
 import type { SigningKey } from "../services/signing/keys/signing-key.js";
 import { pdfsig } from "../test/support/pdf-validators.js";
@@ -72,9 +72,12 @@ function ourPipeline(key: SigningKey): Pipeline {
   const certificate = new X509Certificate(key.certificateDer);
   return async (input) => {
     const signedAt = new Date();
-    const document = await loadSignablePdf(input);
-    await appendCertificatePages(document, auditFor(input, certificate, signedAt));
-    return signPdf(document, key, { signerName: SIGNER.name, signingTime: signedAt });
+    const audit = auditFor(input, certificate, signedAt);
+    return signPdf(input, key, {
+      signerName: SIGNER.name,
+      signingTime: signedAt,
+      pages: async (document, size) => void (await appendCertificatePages(document, audit, size)),
+    });
   };
 }
 

@@ -105,7 +105,7 @@ async function parsedBody<T>(context: RequestContext, schema: z.ZodType<T>, maxB
 const documentErrors = {
   413: "The document (sent or fetched) or the request body is too large.",
   415: "The body is not JSON.",
-  422: "The document is not a PDF or DOCX, is damaged or encrypted, already carries signatures, or its URL could not be read (the message says why).",
+  422: "The document is not a PDF or DOCX, is damaged or encrypted, is certified against any change, or its URL could not be read (the message says why).",
 };
 
 /** /v1/sign, /v1/verify and /v1/verify/key. */

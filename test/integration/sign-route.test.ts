@@ -193,11 +193,11 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
 
   test("/v1/verify: a tampered byte makes the document invalid, with the reason", async () => {
     const signed = signedPdfOf(await sign(signBody(pdf)));
-    // one letter of the /Producer text string (UTF-16 hex, inside the signed range)
+    // one letter of the signer's /Name (UTF-16 hex, inside the signed range)
     const tampered = Buffer.from(signed);
-    const producer = tampered.indexOf("/Producer <FEFF");
+    const producer = tampered.indexOf("/Name <FEFF");
     assert.ok(producer > 0);
-    const digit = producer + "/Producer <FEFF".length + 3;
+    const digit = producer + "/Name <FEFF".length + 3;
     tampered[digit] = tampered[digit] === 0x30 ? 0x31 : 0x30;
     const { status, body } = await verify(tampered);
     assert.equal(status, 200);
@@ -270,7 +270,7 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
       assert.deepEqual(fields.sort(), ["auditTrail", "document", "signer"]);
     });
 
-    test("not a PDF or DOCX, corrupt, encrypted or already signed → 422 with a clear message", async () => {
+    test("not a PDF or DOCX, corrupt or encrypted → 422 with a clear message; a signed PDF is countersigned", async () => {
       const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
       await expectError(await sign(signBody(png)), 422, "UNPROCESSABLE_DOCUMENT", /neither a PDF nor a DOCX/);
       await expectError(await sign(signBody(Buffer.from("%PDF-1.7\nthis is not really a pdf"))), 422, "UNPROCESSABLE_DOCUMENT", /PDF/);
@@ -281,7 +281,12 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
       await expectError(await sign(signBody(readFileSync(encryptedPath))), 422, "UNPROCESSABLE_DOCUMENT", /encrypted/);
 
       const signed = signedPdfOf(await sign(signBody(pdf)));
-      await expectError(await sign(signBody(signed)), 422, "UNPROCESSABLE_DOCUMENT", /invalidate/);
+      const countersigned = signedPdfOf(await sign(signBody(signed)));
+      assert.ok(countersigned.subarray(0, signed.length).equals(signed), "the signed document is kept byte for byte");
+      const countersignedPath = join(dir, "countersigned.pdf");
+      writeFileSync(countersignedPath, countersigned);
+      const validation = await pdfsig(countersignedPath);
+      assert.deepEqual(validation.signatures.map((signature) => signature.valid), [true, true], validation.raw);
 
       const notDocx = Buffer.from(zipSync({ "hello.txt": strToU8("a zip, not a DOCX") }));
       await expectError(await sign(signBody(notDocx)), 422, "UNPROCESSABLE_DOCUMENT");

@@ -3,9 +3,10 @@
  * independent validator, and a throw-away PKI (root CA + signer) made with it.
  * Not a test file itself.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 
 export interface OpensslResult {
   status: number;
@@ -31,9 +32,22 @@ export function openssl(args: string[], cwd: string): string {
   return result.stdout;
 }
 
+const execFileAsync = promisify(execFile);
+
+/** Like {@link openssl}, without blocking the event loop (for servers in the test process, and work run in parallel). */
+export async function opensslAsync(args: string[], cwd: string): Promise<string> {
+  try {
+    return (await execFileAsync("openssl", args, { cwd, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 })).stdout;
+  } catch (error) {
+    const failure = error as Error & { code?: unknown; stderr?: string };
+    throw new Error(`openssl ${args.join(" ")} exited ${String(failure.code)}:\n${failure.stderr ?? failure.message}`, { cause: error });
+  }
+}
+
 export type TestKeyType = "rsa" | "ec";
 
-function newKeyArgs(type: TestKeyType): string[] {
+/** `openssl req` arguments for a new key: RSA-2048 or EC P-256. */
+export function newKeyArgs(type: TestKeyType): string[] {
   return type === "rsa"
     ? ["-newkey", "rsa:2048"]
     : ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];

@@ -2,8 +2,9 @@
  * A local RFC 3161 time-stamping authority for the signing tests: OpenSSL's
  * `openssl ts -reply` behind a loopback HTTP server. It has its own throw-away
  * PKI (a TSA root CA and a TSA certificate with the critical extendedKeyUsage
- * timeStamping that RFC 3161 2.3 requires) in a temporary directory, and can
- * be told to misbehave for the client's failure tests. Not a test file itself.
+ * timeStamping that RFC 3161 2.3 requires) in a temporary directory, or signs
+ * with a given certificate (e.g. test-pki.ts's), and can be told to misbehave
+ * for the client's failure tests. Not a test file itself.
  */
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,7 +13,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { openssl } from "./openssl.js";
+import { pemCertificates, type CertFiles } from "./openssl-ca.js";
+import { newKeyArgs, openssl } from "./openssl.js";
 import { tool } from "./pdf-tools.js";
 
 /** How the TSA answers instead of (or before) a good reply; all unset: a good reply. */
@@ -49,14 +51,30 @@ export interface TestTsa {
   stop(): Promise<void>;
 }
 
+/** The TSA's certificate (critical extendedKeyUsage timeStamping) and key, and the PEM chain above it: issuer first, the root last. */
+export interface TsaSigner extends CertFiles {
+  chain: string;
+}
+
+export interface TestTsaOptions {
+  /** Sign with this instead of a PKI of the TSA's own; the chain's root is then `caCertificatePath`. */
+  signer?: TsaSigner;
+}
+
 const POLICY_OID = "1.3.6.1.4.1.99999.3161.1";
 
 /** Starts a TSA on a free loopback port; stop() closes it and removes its directory. */
-export async function startTestTsa(): Promise<TestTsa> {
+export async function startTestTsa(options: TestTsaOptions = {}): Promise<TestTsa> {
+  const given = options.signer;
+  const root = given && pemCertificates(readFileSync(given.chain, "utf8")).at(-1);
+  if (given && !root) throw new Error(`${given.chain} holds no PEM certificate`);
   const directory = mkdtempSync(join(tmpdir(), "docservice-test-tsa-"));
-  createTsaPki(directory);
+  const caCertificatePath = join(directory, "ca.pem");
+  if (root) writeFileSync(caCertificatePath, `${root}\n`);
+  else createTsaPki(directory);
+  const signer = given ?? { cert: join(directory, "tsa.pem"), key: join(directory, "tsa.key"), chain: caCertificatePath };
   const configPath = join(directory, "tsa.cnf");
-  writeFileSync(configPath, tsaConfig(directory));
+  writeFileSync(configPath, tsaConfig(directory, signer));
 
   let misbehaviour: TsaMisbehaviour = {};
   let previousReply: Buffer | undefined;
@@ -121,13 +139,12 @@ export async function startTestTsa(): Promise<TestTsa> {
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
-  const caCertificatePath = join(directory, "ca.pem");
 
   return {
     url: `http://127.0.0.1:${port}/tsa`,
     caCertificatePem: readFileSync(caCertificatePath, "utf8"),
     caCertificatePath,
-    tsaCertificatePath: join(directory, "tsa.pem"),
+    tsaCertificatePath: signer.cert,
     get requests() {
       return requests;
     },
@@ -145,7 +162,7 @@ export async function startTestTsa(): Promise<TestTsa> {
 
 /** ca.key/ca.pem (root CA) and tsa.key/tsa.pem (the TSA's certificate) in `directory`. */
 function createTsaPki(directory: string): void {
-  const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  const ecKey = [...newKeyArgs("ec"), "-nodes"];
   openssl(
     [
       "req", "-x509", ...ecKey, "-sha256", "-days", "30", "-keyout", "ca.key", "-out", "ca.pem",
@@ -171,17 +188,17 @@ function createTsaPki(directory: string): void {
 
 /**
  * The `openssl ts` configuration: section tsa_default answers SHA-256 (and
- * longer) imprints and puts the TSA certificate and its CA into the token;
+ * longer) imprints and puts the TSA certificate and its chain into the token;
  * tsa_sha512_only is the same TSA refusing everything but SHA-512, for a
  * PKIStatus rejection.
  */
-function tsaConfig(directory: string): string {
+function tsaConfig(directory: string, signer: TsaSigner): string {
   const common = [
     `serial = ${join(directory, "tsa-serial")}`,
     "crypto_device = builtin",
-    `signer_cert = ${join(directory, "tsa.pem")}`,
-    `certs = ${join(directory, "ca.pem")}`,
-    `signer_key = ${join(directory, "tsa.key")}`,
+    `signer_cert = ${signer.cert}`,
+    `certs = ${signer.chain}`,
+    `signer_key = ${signer.key}`,
     "signer_digest = sha256",
     `default_policy = ${POLICY_OID}`,
     "accuracy = secs:1",

@@ -19,7 +19,7 @@ import {
 import type { AuditEvent } from "../model.js";
 import { shaperFor } from "./shaping.js";
 import { loadOrCreateLocalKey } from "../keys/local-key.js";
-import { loadSignablePdf, signPdf } from "../pdf/pdf-signer.js";
+import { signPdf } from "../pdf/pdf-signer.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-certificate-page-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -344,13 +344,18 @@ describe("certificate page fonts", () => {
     assert.ok(cyrillic!.get(own[0]!)!.length < 15_000, "the document's own subset holds only its glyphs");
   });
 
-  test("a certificate page signed as a loaded document: one save, a valid signature, the page intact", async () => {
+  test("a certificate page appended by the incremental signer: a valid signature, the page intact", async () => {
     const key = await loadOrCreateLocalKey(join(root, "key"));
-    const document = await loadSignablePdf(await (await sourceDocument()).save());
+    const source = Buffer.from(await (await sourceDocument()).save());
     const expected = audit("Anna Каренина 山田太郎");
-    await appendCertificatePages(document, expected);
     const file = join(root, "signed.pdf");
-    writeFileSync(file, await signPdf(document, key, { signerName: "Anna", signingTime: expected.signedAt }));
+    const signed = await signPdf(source, key, {
+      signerName: "Anna",
+      signingTime: expected.signedAt,
+      pages: async (document, size) => void (await appendCertificatePages(document, expected, size)),
+    });
+    assert.ok(signed.subarray(0, source.length).equals(source), "the original bytes are kept");
+    writeFileSync(file, signed);
     const result = await pdfsig(file);
     assert.equal(result.signatures.length, 1, result.raw);
     assert.ok(result.signatures[0]!.valid && result.signatures[0]!.totalDocumentSigned, result.raw);

@@ -88,11 +88,15 @@ const engines = new WeakMap<FontSet, TextEngine>();
  * were added (at least 1). The fonts are read once per process; a missing font
  * package rejects with a CertificateFontError naming it.
  */
-export async function appendCertificatePages(document: PDFDocument, audit: CertificateAudit): Promise<number> {
+export async function appendCertificatePages(
+  document: PDFDocument,
+  audit: CertificateAudit,
+  pageSize: [number, number] = certificatePageSize(document),
+): Promise<number> {
   const fonts = await loadFonts();
   let engine = engines.get(fonts);
   if (!engine) engines.set(fonts, (engine = new TextEngine(fonts)));
-  const [width, height] = certificatePageSize(document);
+  const [width, height] = pageSize;
   const layout = new Layout(engine, width, height);
   layout.build(audit);
   layout.render(document, new DocumentFonts(fonts, `${audit.documentSha256}/${audit.documentId}`));
@@ -104,8 +108,12 @@ export function certificatePageSize(document: PDFDocument): [number, number] {
   const count = document.getPageCount();
   if (count === 0) return [...PageSizes.A4];
   const page = document.getPage(count - 1);
-  const box = page.getCropBox();
-  const turned = Math.abs(page.getRotation().angle) % 180 === 90;
+  return certificatePageSizeFor(page.getCropBox(), page.getRotation().angle);
+}
+
+/** The certificate page size for a last page showing `box` turned by `rotation` degrees. */
+export function certificatePageSizeFor(box: { width: number; height: number }, rotation: number): [number, number] {
+  const turned = Math.abs(rotation) % 180 === 90;
   const width = Math.abs(turned ? box.height : box.width);
   const height = Math.abs(turned ? box.width : box.height);
   const fits = (side: number) => Number.isFinite(side) && side >= MIN_PAGE_SIDE && side <= MAX_PAGE_SIDE;

@@ -57,8 +57,12 @@ export async function buildCmsSignature(
   signedBytes: Buffer,
   options: CmsSignatureOptions = {},
 ): Promise<Buffer> {
+  return buildCmsSignatureForDigest(key, createHash("sha256").update(signedBytes).digest(), options);
+}
+
+/** {@link buildCmsSignature} for content whose SHA-256 the caller has computed (streamed, or in pieces). */
+export async function buildCmsSignatureForDigest(key: SigningKey, digest: Buffer, options: CmsSignatureOptions = {}): Promise<Buffer> {
   const signer = signerParts(key);
-  const digest = createHash("sha256").update(signedBytes).digest();
 
   // DER SET OF order; the signature covers them encoded as SET (0x31), and the
   // SignerInfo carries the same items under [0] IMPLICIT (0xA0).

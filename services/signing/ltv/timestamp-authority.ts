@@ -105,7 +105,11 @@ export class TimestampAuthority {
    * request, or returns a token that does not answer it.
    */
   async requestTimestampToken(signatureValue: Buffer): Promise<Buffer> {
-    const imprint = createHash("sha256").update(signatureValue).digest();
+    return this.requestTimestampTokenForDigest(createHash("sha256").update(signatureValue).digest());
+  }
+
+  /** A token over data whose SHA-256 is `imprint` (a document timestamp's byte range). */
+  async requestTimestampTokenForDigest(imprint: Buffer): Promise<Buffer> {
     // 63 random bits, so the INTEGER is positive and at most 8 bytes long
     // (some TSAs refuse longer nonces).
     const nonceBytes = randomBytes(8);

@@ -8,7 +8,8 @@ import { after, before, describe, test } from "node:test";
 import { PDFArray, PDFDict, PDFDocument, PDFName, StandardFonts } from "pdf-lib";
 import { ServiceError } from "../../core/errors.js";
 import { runOpenssl } from "../../../test/support/openssl.js";
-import { loadOrCreateLocalKey } from "../keys/local-key.js";
+import { pyhankoValidate } from "../../../test/support/pdf-validators.js";
+import { LOCAL_CERTIFICATE_FILE, loadOrCreateLocalKey } from "../keys/local-key.js";
 import { DEFAULT_CONTENTS_RESERVATION_BYTES, signPdf } from "./pdf-signer.js";
 import type { SigningKey } from "../keys/signing-key.js";
 
@@ -182,13 +183,28 @@ describe("signPdf", () => {
       () => assert.fail("expected an error"),
       (caught: unknown) => caught as Error,
     );
-    assert.match(error.message, /the CMS signature is \d+ bytes but only 1024 bytes are reserved/);
+    assert.match(error.message, /the signature is \d+ bytes but only 1024 bytes are reserved/);
   });
 
-  test("refuses a PDF that is already signed", async () => {
-    const signed = await signPdf(await onePagePdf(), keys[0]!.key, { signerName: "first", signingTime: SIGNING_TIME });
-    const error = await refusal(signPdf(signed, keys[0]!.key, { signerName: "second", signingTime: SIGNING_TIME }));
-    assert.match(error.message, /already signed.*invalidate/);
+  test("countersigns by incremental update: the first revision is kept byte for byte and both signatures are valid", async () => {
+    for (const useObjectStreams of [true, false]) {
+      const document = await PDFDocument.create();
+      document.addPage([595, 842]);
+      const original = Buffer.from(await document.save({ useObjectStreams }));
+      const [rsa, ecdsa] = keys;
+      const first = await signPdf(original, rsa!.key, { signerName: "first", signingTime: SIGNING_TIME });
+      const second = await signPdf(first, ecdsa!.key, { signerName: "second", signingTime: SIGNING_TIME });
+      assert.ok(second.subarray(0, first.length).equals(first), "the signed revision is a prefix of the countersigned file");
+      assert.ok(first.subarray(0, original.length).equals(original), "the original is a prefix of the signed file");
+      const file = join(root, `countersigned-${useObjectStreams}.pdf`);
+      writeFileSync(file, second);
+      const pyhanko = await pyhankoValidate(file, [join(rsa!.directory, LOCAL_CERTIFICATE_FILE), join(ecdsa!.directory, LOCAL_CERTIFICATE_FILE)]);
+      assert.equal(pyhanko.signatureCount, 2, pyhanko.raw);
+      assert.ok(pyhanko.valid && pyhanko.intact && pyhanko.trusted, pyhanko.raw);
+      assert.match(pyhanko.raw, /does not cover the entire file.\nAll modifications relate to signing and form filling operations/, pyhanko.raw);
+      const names = (await PDFDocument.load(second)).getForm().getFields().map((field) => field.getName());
+      assert.deepEqual(names, ["Signature1", "Signature2"]);
+    }
   });
 
   test("refuses an encrypted PDF", async () => {

@@ -3,7 +3,8 @@ import { BlockList, isIP } from "node:net";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { ServiceError } from "../../core/errors.js";
-import { classifyAddress, fetchDocument } from "./document-fetcher.js";
+import { classifyAddress } from "../../core/guarded-fetch.js";
+import { fetchDocument } from "./document-fetcher.js";
 
 // Property tests of the SSRF guard: every address in a range that reaches this machine, its
 // network or a cloud's metadata service is refused in every spelling a resolver or a URL can

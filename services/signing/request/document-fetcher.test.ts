@@ -3,7 +3,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { ServiceError } from "../../core/errors.js";
-import { classifyAddress, fetchDocument, isForbiddenAddress, type FetchDocumentOptions } from "./document-fetcher.js";
+import { classifyAddress, isForbiddenAddress } from "../../core/guarded-fetch.js";
+import { fetchDocument, type FetchDocumentOptions } from "./document-fetcher.js";
 
 // Only loopback traffic: every server here listens on 127.0.0.1, and every other address is
 // either refused before any connection or checked with the pure classification functions.

@@ -1,11 +1,11 @@
-import { PDFDict, PDFHexString, PDFName, type PDFDocument } from "pdf-lib";
-import { ServiceError } from "../../core/errors.js";
-import { describeCertificate } from "../keys/certificate-description.js";
+import { deflateSync } from "node:zlib";
+import { PDFName, PDFRawStream } from "pdf-lib";
 import { appendCertificatePages } from "../certificate-page/certificate-page.js";
-import type { AuditEvent, Signer } from "../model.js";
-import { loadSignablePdf, signPdf } from "../pdf/pdf-signer.js";
+import { describeCertificate } from "../keys/certificate-description.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import type { TimestampAuthority } from "../ltv/timestamp-authority.js";
+import type { AuditEvent, Signer } from "../model.js";
+import { openSignablePdf, signPdf } from "../pdf/pdf-signer.js";
 
 /** Everything needed to turn one PDF into a signed one; plain data, so it can cross to a worker thread. */
 export interface SigningJob {
@@ -23,56 +23,42 @@ export interface SigningJob {
 
 /** Info dictionary key of the caller's metadata. */
 export const METADATA_INFO_KEY = "DocServiceMetadata";
+/** Signature dictionary key of the signer's audit trail: a JSON stream the signature covers. */
+export const AUDIT_TRAIL_KEY = "DocServiceAuditTrail";
 
 /**
- * Appends the audit-trail certificate page (unless disabled), records the
- * caller's metadata, and signs: one load, one save, then the signature.
+ * Signs by incremental update. A document without signatures gets the
+ * audit-trail certificate page (unless disabled) and the caller's metadata in
+ * its document information; a document signed before gets neither (pages and
+ * information changes after a signature are not permitted changes). Every
+ * signature carries its signer's audit trail and metadata as a JSON stream in
+ * its signature dictionary, covered by that signature.
  */
 export async function runSigningJob(job: SigningJob, key: SigningKey, timestampAuthority?: TimestampAuthority): Promise<Buffer> {
-  const document = await loadSignablePdf(job.pdf);
-  await extend(document, job, key);
-  return signPdf(document, key, {
+  const file = openSignablePdf(Buffer.from(job.pdf.buffer, job.pdf.byteOffset, job.pdf.byteLength));
+  const certificate = describeCertificate(key.certificateDer);
+  const certificateFacts = { subject: certificate.subject, sha256Fingerprint: certificate.sha256 };
+  const audit = { documentId: job.documentId, documentSha256: job.documentSha256, signer: job.signer, signedAt: job.signedAt, events: job.events };
+  const auditTrail = JSON.stringify({
+    ...audit,
+    certificate: certificateFacts,
+    ...(job.metadataJson === undefined ? {} : { metadata: JSON.parse(job.metadataJson) as unknown }),
+  });
+  return signPdf(file, key, {
     signerName: job.signer.name,
     contactInfo: job.signer.email,
     reason: "Signed with DocService",
     signingTime: job.signedAt,
     timestampAuthority,
+    info: job.metadataJson === undefined ? undefined : { [METADATA_INFO_KEY]: job.metadataJson },
+    pages: job.certificatePage
+      ? async (document, size) => {
+          await appendCertificatePages(document, { ...audit, certificate: certificateFacts }, size);
+        }
+      : undefined,
+    dictionaryEntries: (file, update) => {
+      const stream = PDFRawStream.of(file.context.obj({ Type: "EmbeddedFile", Subtype: PDFName.of("application#2Fjson"), Filter: "FlateDecode" }), deflateSync(auditTrail));
+      return { [AUDIT_TRAIL_KEY]: update.add(stream) };
+    },
   });
-}
-
-/** Adds the metadata and the certificate page. pdf-lib failing on a malformed PDF is the document's fault: 422. */
-async function extend(document: PDFDocument, job: SigningJob, key: SigningKey): Promise<void> {
-  try {
-    return await addMetadataAndPage(document, job, key);
-  } catch (error) {
-    if (error instanceof ServiceError) throw error;
-    throw new ServiceError("UNPROCESSABLE_DOCUMENT", `The PDF cannot be processed: ${(error as Error).message}`, { cause: error });
-  }
-}
-
-async function addMetadataAndPage(document: PDFDocument, job: SigningJob, key: SigningKey): Promise<void> {
-  if (job.metadataJson !== undefined) {
-    infoDictionary(document).set(PDFName.of(METADATA_INFO_KEY), PDFHexString.fromText(job.metadataJson));
-  }
-  if (job.certificatePage) {
-    const certificate = describeCertificate(key.certificateDer);
-    await appendCertificatePages(document, {
-      documentId: job.documentId,
-      documentSha256: job.documentSha256,
-      signer: job.signer,
-      signedAt: job.signedAt,
-      certificate: { subject: certificate.subject, sha256Fingerprint: certificate.sha256 },
-      events: job.events,
-    });
-  }
-}
-
-/** The trailer's /Info dictionary, created when the PDF has none (pdf-lib keeps its own accessor private). */
-function infoDictionary(document: PDFDocument): PDFDict {
-  const { context } = document;
-  const existing = context.trailerInfo.Info ? context.lookup(context.trailerInfo.Info) : undefined;
-  if (existing instanceof PDFDict) return existing;
-  const created = context.obj({});
-  context.trailerInfo.Info = context.register(created);
-  return created;
 }
