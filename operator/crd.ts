@@ -126,6 +126,21 @@ export const SPEC_SCHEMA = {
         pinSecret: secretKeyRef("the user PIN"),
       },
     },
+    signing: {
+      type: "object",
+      description: "Signature level and time-stamping. Omitted: PAdES B-B, no timestamps.",
+      properties: {
+        level: {
+          type: "string",
+          enum: ["B-B", "B-T", "B-LT", "B-LTA"],
+          description: "PAdES baseline level of a sign request that names none (SIGNING_LEVEL). B-T and above need tsaUrl; B-LT and B-LTA fetch OCSP/CRL data from the URLs the certificates name, so the signing pods need egress to them.",
+        },
+        tsaUrl: { type: "string", pattern: "^https?://", description: "RFC 3161 time-stamping authority (SIGNING_TSA_URL)." },
+      },
+      "x-kubernetes-validations": [
+        { rule: "!has(self.level) || self.level == 'B-B' || has(self.tsaUrl)", message: "signing.level B-T, B-LT and B-LTA need signing.tsaUrl" },
+      ],
+    },
     adminTokenSecret: {
       ...secretKeyRef("DOCSERVICE_ADMIN_TOKEN (at least 16 characters): the Bearer token of usage, license-key and key-revocation admin calls. Omitted: admin calls are refused"),
     },

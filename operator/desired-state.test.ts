@@ -147,6 +147,7 @@ describe("desired state", () => {
       resource({
         redis: { address: "redis:6379", passwordSecret: { name: "redis", key: "password" } },
         hsm: { modulePath: "/usr/lib/softhsm/libsofthsm2.so", tokenLabel: "prod", keyLabel: "signer", pinSecret: { name: "hsm", key: "pin" } },
+        signing: { level: "B-LTA", tsaUrl: "http://tsa.example:318/" },
         smtp: { secretName: "smtp" },
         adminTokenSecret: { name: "admin", key: "token" },
         conversion: { backend: "gotenberg", gotenbergUrl: "http://gotenberg:3000" },
@@ -155,6 +156,8 @@ describe("desired state", () => {
     );
     const config = (find(objects, "ConfigMap", "acme-config") as any).data;
     assert.equal(config.SIGNING_SERVICE_ADDR, "acme-signing:50051");
+    assert.equal(config.SIGNING_LEVEL, "B-LTA");
+    assert.equal(config.SIGNING_TSA_URL, "http://tsa.example:318/");
     assert.equal(config.CONVERSION_BACKEND, "gotenberg");
     assert.equal(config.PKCS11_TOKEN_LABEL, "prod");
     assert.ok(!JSON.stringify(config).includes("password"));

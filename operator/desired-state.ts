@@ -178,6 +178,8 @@ function configMap(resource: DocService): KubeObject {
           TELEMETRY_DEDUPE_WINDOW_SECONDS: String(spec.kafka.dedupeWindowHours * 3600),
         }
       : {}),
+    ...(spec.signing?.level ? { SIGNING_LEVEL: spec.signing.level } : {}),
+    ...(spec.signing?.tsaUrl ? { SIGNING_TSA_URL: spec.signing.tsaUrl } : {}),
     ...(spec.hsm
       ? { SIGNING_KEY_BACKEND: "pkcs11", PKCS11_MODULE: spec.hsm.modulePath, PKCS11_TOKEN_LABEL: spec.hsm.tokenLabel, PKCS11_KEY_LABEL: spec.hsm.keyLabel }
       : {}),

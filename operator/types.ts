@@ -30,6 +30,7 @@ export interface DocServiceSpec {
   hsm?: { modulePath: string; tokenLabel: string; keyLabel: string; pinSecret: SecretKeyRef };
   smtp?: { secretName: string };
   adminTokenSecret?: SecretKeyRef;
+  signing?: { level?: "B-B" | "B-T" | "B-LT" | "B-LTA"; tsaUrl?: string };
   conversion: { backend: "local" | "gotenberg"; gotenbergUrl?: string };
   /** NetworkPolicy peers (podSelector/namespaceSelector/ipBlock) allowed to call the backends' gRPC directly; they mount the `<name>-client-tls` Secret. */
   internalClients?: { from: object[] };

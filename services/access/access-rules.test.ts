@@ -34,6 +34,7 @@ test("the same capability has the same rule on /v1 and over gRPC", () => {
   const pairs: Array<[string, string, string]> = [
     ["POST /v1/sign", "docservice.v1.SigningService", "Sign"],
     ["POST /v1/verify", "docservice.v1.SigningService", "Verify"],
+    ["POST /v1/timestamp", "docservice.v1.SigningService", "Timestamp"],
     ["GET /v1/verify/key", "docservice.v1.SigningService", "GetVerificationKey"],
     ["POST /v1/convert", "docservice.v1.ConversionService", "Convert"],
     ["POST /v1/collect", "docservice.v1.TelemetryService", "Collect"],

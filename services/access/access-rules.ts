@@ -27,6 +27,7 @@ export const RPC_ACCESS: Record<string, Record<string, Access>> = {
   "docservice.v1.SigningService": {
     Sign: "apiKey",
     Verify: "apiKey",
+    Timestamp: "apiKey",
     GetVerificationKey: "public",
   },
   "docservice.v1.ConversionService": {
@@ -52,6 +53,7 @@ export const ROUTE_ACCESS: Record<string, Access> = {
   "POST /v1/convert": "apiKey",
   "POST /v1/sign": "apiKey",
   "POST /v1/verify": "apiKey",
+  "POST /v1/timestamp": "apiKey",
   "GET /v1/verify/key": "public",
   "POST /v1/collect": "public",
   "GET /v1/usage": "admin",

@@ -133,8 +133,15 @@ export const VARIABLES = {
   signingMaxBytes: variable("SIGNING_MAX_BYTES", positiveInt, "26214400", "Largest document /v1/sign and /v1/verify accept, sent or fetched."),
   signingMetadataMaxBytes: variable("SIGNING_METADATA_MAX_BYTES", positiveInt, "16384", "Largest `metadata` of a sign request, as JSON."),
   signingReplayTtlSeconds: variable("SIGNING_REPLAY_TTL_SECONDS", positiveInt, "86400", "How long a signed document is kept for repeats of its eventId."),
-  signingTrustedRootsFile: variable("SIGNING_TRUSTED_ROOTS_FILE", optionalText, undefined, "PEM bundle of trusted roots: /v1/verify then also requires each signer to chain up to one."),
+  signingTrustAnchorsFile: variable("SIGNING_TRUST_ANCHORS", optionalText, undefined, "PEM bundle of trust anchors (root certificates): /v1/verify requires each signer and TSA to chain up to one (else INDETERMINATE, NO_CERTIFICATE_CHAIN_FOUND), and B-LT signing completes chains with them."),
   signingTsaUrl: variable("SIGNING_TSA_URL", z.url({ protocol: /^https?$/ }).optional(), undefined, "RFC 3161 time-stamping authority; set, every signature is timestamped (PAdES B-T) and a TSA failure fails the request (503)."),
+  signingLevel: variable(
+    "SIGNING_LEVEL",
+    z.enum(["B-B", "B-T", "B-LT", "B-LTA"]).optional(),
+    undefined,
+    "PAdES level of a sign request that names none: B-B, B-T, B-LT or B-LTA (B-T and above need SIGNING_TSA_URL). Unset: B-T with a TSA, else B-B.",
+  ),
+  signingRevocationTimeoutMs: variable("SIGNING_REVOCATION_TIMEOUT_MS", positiveInt, "10000", "B-LT/B-LTA: deadline of one OCSP, CRL or issuer-certificate fetch (the hosts of DOCUMENT_FETCH_ALLOW_HOSTS may be internal)."),
   signingTsaTimeoutMs: variable("SIGNING_TSA_TIMEOUT_MS", positiveInt, "10000", "Deadline of one time-stamp request."),
   fetchAllowHosts: variable(
     "DOCUMENT_FETCH_ALLOW_HOSTS",

@@ -51,6 +51,7 @@ describe("gateway", () => {
       signing: {
         sign: unavailable("signer"),
         verify: unavailable("signer"),
+        timestamp: unavailable("signer"),
         getVerificationKey: unavailable("signer"),
       },
       // Telemetry likewise (test/integration/telemetry*.test.ts).

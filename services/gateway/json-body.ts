@@ -1,15 +1,79 @@
 import type { IncomingMessage } from "node:http";
 import { ServiceError } from "../core/errors.js";
+import { Base64FieldExtractor, type Base64Verdict } from "./base64-field.js";
 import { drainThen } from "./drain-body.js";
 
 const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes.`);
+
+/** Where the bytes of a body go as they arrive, and what is made of them at its end. */
+interface BodySink<T> {
+  write(chunk: Buffer): void;
+  end(): T;
+}
 
 /**
  * Reads a JSON request body of at most `maxBytes`. A declared Content-Length
  * over the limit is refused before any byte is read; a streamed body as soon
  * as it passes the limit (the rest is drained, then the 413 is sent).
  */
-export function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  const text = await readBody(request, maxBytes, { write: (chunk) => chunks.push(chunk), end: () => (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)) });
+  return parseJson(text);
+}
+
+export interface JsonWithBytes {
+  value: unknown;
+  /** The decoded base64 string, when it was standard base64; a buffer alone in its ArrayBuffer. */
+  bytes?: Buffer;
+}
+
+/** A string the standard base64 rule judges as it judged the original. */
+const STAND_INS: Record<Base64Verdict, string> = { empty: "", valid: "AAAA", invalid: "=" };
+
+/**
+ * Reads a JSON body (as {@link readJsonBody}, with the same answers to the
+ * same mistakes) whose string at `path` (object keys from the top, e.g.
+ * ["document", "base64"]) is a base64 document: that string is decoded as it
+ * streams in, never held as text. In `value` it is replaced by a short
+ * stand-in that the standard base64 rule judges alike, so a schema reports on
+ * it what it would have reported on the original; the decoded bytes are
+ * `bytes`.
+ */
+export async function readJsonBodyWithBytes(request: IncomingMessage, maxBytes: number, path: readonly [...string[], string]): Promise<JsonWithBytes> {
+  const { text, field } = await readBody(request, maxBytes, new Base64FieldExtractor(path, maxBytes));
+  const value = parseJson(text);
+  const holder = objectAt(value, path.slice(0, -1));
+  const key = path.at(-1)!;
+  // A string there is the last one extracted: any later one at the same place would have replaced it.
+  if (!field || !holder || !Object.hasOwn(holder, key) || typeof holder[key] !== "string") return { value };
+  const { verdict, bytes } = field.finish();
+  holder[key] = STAND_INS[verdict];
+  return { value, bytes };
+}
+
+function objectAt(value: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
+  let at = value;
+  for (const key of keys) {
+    if (!isObject(at) || !Object.hasOwn(at, key)) return undefined;
+    at = at[key];
+  }
+  return isObject(at) ? at : undefined;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+function parseJson(text: Buffer): unknown {
+  try {
+    return JSON.parse(text.toString("utf8"));
+  } catch (error) {
+    throw new ServiceError("VALIDATION_ERROR", `The request body is not valid JSON: ${(error as Error).message}`, {
+      details: [{ field: "body", issue: "is not valid JSON" }],
+    });
+  }
+}
+
+function readBody<T>(request: IncomingMessage, maxBytes: number, sink: BodySink<T>): Promise<T> {
   const contentType = request.headers["content-type"] ?? "";
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(contentType)) {
     return Promise.reject(
@@ -21,24 +85,26 @@ export function readJsonBody(request: IncomingMessage, maxBytes: number): Promis
   if (Number(request.headers["content-length"] ?? 0) > maxBytes) return Promise.reject(tooLarge(maxBytes));
 
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
     let received = 0;
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (received <= maxBytes) return void chunks.push(chunk);
+    const stop = (error: Error) => {
       request.off("data", onData);
       request.off("end", onEnd);
-      drainThen(request, () => reject(tooLarge(maxBytes)));
+      drainThen(request, () => reject(error));
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) return stop(tooLarge(maxBytes));
+      try {
+        sink.write(chunk);
+      } catch (error) {
+        stop(error as Error);
+      }
     };
     const onEnd = () => {
       try {
-        resolve(JSON.parse((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received)).toString("utf8")));
+        resolve(sink.end());
       } catch (error) {
-        reject(
-          new ServiceError("VALIDATION_ERROR", `The request body is not valid JSON: ${(error as Error).message}`, {
-            details: [{ field: "body", issue: "is not valid JSON" }],
-          }),
-        );
+        reject(error as Error);
       }
     };
     request.on("data", onData);

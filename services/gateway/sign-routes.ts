@@ -4,7 +4,8 @@ import { validationError } from "../core/errors.js";
 import { signRequestIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/request/sign-request-schema.js";
 import { auditEventTypeMessage } from "../signing/model.js";
 import type { SigningApi } from "../signing/signing-service.js";
-import { readJsonBody } from "./json-body.js";
+import { readJsonBodyWithBytes } from "./json-body.js";
+import { JsonWithBase64, type Reply } from "./reply.js";
 import type { RequestContext, Route } from "./route.js";
 
 export interface SignRouteLimits {
@@ -37,7 +38,10 @@ const verificationSchema = {
       type: "array",
       items: {
         type: "object",
-        required: ["name", "email", "signedAt", "certificateFingerprint", "subFilter", "coversWholeDocument", "timestamped", "intact"],
+        required: [
+          "name", "email", "signedAt", "certificateFingerprint", "subFilter", "coversWholeDocument", "timestamped", "intact",
+          "kind", "revision", "laterChangesPermitted", "level", "indication", "subIndication", "timestampTime", "timestampAuthority", "revocation",
+        ],
         properties: {
           name: { type: "string" },
           email: { type: "string" },
@@ -48,6 +52,15 @@ const verificationSchema = {
           timestamped: { type: "boolean", description: "Carries an RFC 3161 signature timestamp." },
           intact: { type: "boolean" },
           problem: { type: "string", description: "Why the signature is not valid, when it is not." },
+          kind: { type: "string", enum: ["signature", "document-timestamp"] },
+          revision: { type: "integer", description: "The revision the signature covers (1 = the document as first saved)." },
+          laterChangesPermitted: { type: "boolean", description: "Every later revision makes only permitted changes (signatures, form fields, DSS, document timestamps)." },
+          level: { type: "string", enum: ["B-B", "B-T", "B-LT", "B-LTA", ""], description: "PAdES baseline level reached; \"\" for a document timestamp." },
+          indication: { type: "string", enum: ["TOTAL-PASSED", "INDETERMINATE", "TOTAL-FAILED"], description: "ETSI EN 319 102-1 style." },
+          subIndication: { type: "string", description: "Why, when not TOTAL-PASSED: HASH_FAILURE, SIG_CRYPTO_FAILURE, FORMAT_FAILURE, NO_CERTIFICATE_CHAIN_FOUND, REVOKED_NO_POE, TRY_LATER." },
+          timestampTime: { type: "string", description: "ISO 8601 time of the signature timestamp (a document timestamp's own); \"\" without one." },
+          timestampAuthority: { type: "string" },
+          revocation: { type: "string", description: "The revocation status used for each certificate of the chain, and where it came from." },
         },
       },
     },
@@ -80,26 +93,40 @@ function jsonSchema(schema: z.ZodType): object {
   return rest;
 }
 
-function documentSource(document: { base64?: string; url?: string }): DocumentSource {
-  return document.url !== undefined ? { url: document.url } : { content: Buffer.from(document.base64!, "base64") };
+/** A checked body, and its document decoded when it came as base64. */
+interface ParsedBody<T> {
+  body: T;
+  content?: Buffer;
 }
 
-function toSignRequest(body: SignRequestJson, callerKeyId: string): SignRequest {
+function documentSource({ body, content }: ParsedBody<{ document: { url?: string } }>): DocumentSource {
+  return body.document.url !== undefined ? { url: body.document.url } : { content: content! };
+}
+
+function toSignRequest(parsed: ParsedBody<SignRequestJson>, callerKeyId: string): SignRequest {
+  const { body } = parsed;
   return {
-    document: documentSource(body.document),
+    document: documentSource(parsed),
     signer: { email: body.signer.email, name: body.signer.name, ip: body.signer.ip ?? "", userAgent: body.signer.userAgent ?? "" },
     auditTrail: body.auditTrail.map((event) => ({ type: auditEventTypeMessage(event.type), timestamp: new Date(event.timestamp), data: event.data })),
     eventId: body.eventId ?? "",
     metadata: body.metadata,
     certificate: body.certificate,
     callerKeyId,
+    level: body.level ?? "",
   };
 }
 
-async function parsedBody<T>(context: RequestContext, schema: z.ZodType<T>, maxBytes: number): Promise<T> {
-  const result = schema.safeParse(await readJsonBody(context.request, maxBytes));
+/** `{"document":{"base64":…,"contentType":"application/pdf"}}`, the PDF's base64 written in pieces. */
+function documentReply(pdf: Uint8Array): Reply {
+  return { status: 200, body: new JsonWithBase64('{"document":{"base64":"', pdf, '","contentType":"application/pdf"}}') };
+}
+
+async function parsedBody<T>(context: RequestContext, schema: z.ZodType<T>, maxBytes: number): Promise<ParsedBody<T>> {
+  const { value, bytes } = await readJsonBodyWithBytes(context.request, maxBytes, ["document", "base64"]);
+  const result = schema.safeParse(value);
   if (!result.success) throw validationError(signRequestIssues(result.error));
-  return result.data;
+  return { body: result.data, content: bytes };
 }
 
 const documentErrors = {
@@ -118,7 +145,8 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
       path: "/v1/sign",
       operationId: "sign",
       summary:
-        "Sign a PDF or DOCX (PAdES B-B; B-T when a TSA is configured) after appending an audit-trail certificate page. " +
+        "Sign a PDF or DOCX at a PAdES baseline level (B-B, B-T, B-LT, B-LTA; `level`, default SIGNING_LEVEL) by incremental update: " +
+        "a signed PDF is countersigned and its signatures stay valid; a PDF not signed yet gets an audit-trail certificate page first. " +
         "With `eventId`, a repeat of the same request returns the same signed document for 24 hours.",
       requestBody: { contentType: "application/json", schema: jsonSchema(signSchema) },
       successStatus: 200,
@@ -128,27 +156,29 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
         401: "The API key is missing, malformed or revoked.",
         409: "`eventId` was already used with a different request, or the same request is still being signed.",
         ...documentErrors,
-        503: "Every signer is busy, or the key (HSM), the time-stamping authority or the store is unavailable; see Retry-After.",
+        503: "Every signer is busy, or the key (HSM), the time-stamping authority, the revocation data of B-LT/B-LTA (or the signing certificate is revoked) or the store is unavailable; the message says which; see Retry-After.",
         504: "Converting the DOCX took longer than the limit.",
       },
       async handle(context) {
         const body = await parsedBody(context, signSchema, maxBodyBytes);
         const response = await signing.sign(toSignRequest(body, context.principal!.keyId));
-        return { status: 200, body: { document: { base64: response.document!.content.toString("base64"), contentType: "application/pdf" } } };
+        return documentReply(response.document!.content);
       },
     },
     {
       method: "POST",
       path: "/v1/verify",
       operationId: "verifySignatures",
-      summary: "Check every signature of a PDF: the CMS, the byte ranges, whether the last one covers the whole file, and the chain when trusted roots are configured.",
+      summary:
+        "Check every signature and document timestamp of a PDF: the CMS and byte ranges, whether later revisions are permitted changes, the PAdES level, " +
+        "timestamp, revocation status and an ETSI EN 319 102-1 style indication (trust anchors: SIGNING_TRUST_ANCHORS).",
       requestBody: { contentType: "application/json", schema: jsonSchema(verifyRequestSchema) },
       successStatus: 200,
       responseSchema: verificationSchema,
       errors: { 400: "The request breaks a rule; see `details`.", ...documentErrors, 503: "Every verifier is busy; see Retry-After." },
       async handle(context) {
         const body = await parsedBody(context, verifyRequestSchema, maxBodyBytes);
-        const result = await signing.verify({ document: documentSource(body.document) });
+        const result = await signing.verify({ document: documentSource(body) });
         return {
           status: 200,
           body: {
@@ -158,6 +188,28 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
             document: result.document,
           },
         };
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/timestamp",
+      operationId: "extendSignatures",
+      summary:
+        "Extend an archived signed PDF (PAdES B-LTA renewal): fresh validation data (certificates, OCSP responses or CRLs) for every signature " +
+        "and timestamp, and a new document timestamp over everything, appended as incremental updates. Run it before the last document " +
+        "timestamp's certificate expires.",
+      requestBody: { contentType: "application/json", schema: jsonSchema(verifyRequestSchema) },
+      successStatus: 200,
+      responseSchema: documentResponseSchema,
+      errors: {
+        400: "The request breaks a rule; see `details`.",
+        ...documentErrors,
+        503: "No time-stamping authority is configured, or it, an OCSP responder or a CRL server could not be reached (the message says which); nothing weaker is returned.",
+      },
+      async handle(context) {
+        const body = await parsedBody(context, verifyRequestSchema, maxBodyBytes);
+        const response = await signing.timestamp({ document: documentSource(body) });
+        return documentReply(response.document!.content);
       },
     },
     {

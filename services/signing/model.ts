@@ -14,6 +14,10 @@ export interface AuditEvent {
   data?: Record<string, unknown>;
 }
 
+/** PAdES baseline levels (ETSI EN 319 142-1), weakest first. */
+export const SIGNATURE_LEVELS = ["B-B", "B-T", "B-LT", "B-LTA"] as const;
+export type SignatureLevel = (typeof SIGNATURE_LEVELS)[number];
+
 export interface Signer {
   name: string;
   email: string;

@@ -33,13 +33,16 @@ export async function provisionSigning(config: Config, dataDir: DataDir, convers
   const ledger: SignatureLedger = config.redisUrl
     ? new RedisSignatureLedger(connectRedis(config.redisUrl, log))
     : new EmbeddedSignatureLedger(dataDir.path("signatures"));
-  const trustedRootsDer = config.signingTrustedRootsFile
-    ? parsePemCertificates(readFileSync(config.signingTrustedRootsFile), config.signingTrustedRootsFile)
+  const trustedRootsDer = config.signingTrustAnchorsFile
+    ? parsePemCertificates(readFileSync(config.signingTrustAnchorsFile), config.signingTrustAnchorsFile)
     : [];
   const timestampAuthority = config.signingTsaUrl ? { url: config.signingTsaUrl, timeoutMs: config.signingTsaTimeoutMs } : undefined;
+  const defaultLevel = config.signingLevel ?? (timestampAuthority ? "B-T" : "B-B");
+  if (defaultLevel !== "B-B" && !timestampAuthority) throw new ConfigError([`SIGNING_LEVEL=${defaultLevel} needs SIGNING_TSA_URL`]);
+  const revocation = { timeoutMs: config.signingRevocationTimeoutMs, allowHosts: config.fetchAllowHosts, cacheMs: 5 * 60_000, knownCertificates: trustedRootsDer };
   const workers = new SigningWorkers(
     key,
-    { size: config.signingWorkers, queueLimit: config.signingQueueLimit, trustedRootsDer, timestampAuthority },
+    { size: config.signingWorkers, queueLimit: config.signingQueueLimit, trustedRootsDer, timestampAuthority, revocation },
     log,
   );
   const service = new SigningService({
@@ -54,6 +57,8 @@ export async function provisionSigning(config: Config, dataDir: DataDir, convers
       metadataMaxBytes: config.signingMetadataMaxBytes,
       replayTtlMs: config.signingReplayTtlSeconds * 1000,
       fetch: { timeoutMs: config.fetchTimeoutMs, maxRedirects: 3, allowHosts: config.fetchAllowHosts },
+      defaultLevel,
+      timestamping: timestampAuthority !== undefined,
     },
   });
   const certificate = describeCertificate(key.certificateDer);

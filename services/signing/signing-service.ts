@@ -10,6 +10,8 @@ import {
   type SigningServiceVerifyResponse,
   type SignRequest,
   type SignResponse,
+  type TimestampRequest,
+  type TimestampResponse,
 } from "../../gen/ts-proto/docservice/v1/signing.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
 import { isPdf, isZip } from "../core/file-signature.js";
@@ -17,10 +19,10 @@ import type { HealthCheck } from "../core/health.js";
 import type { UnaryApi } from "../core/unary-api.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
 import { formatByName } from "../conversion/source-format.js";
-import { auditEventTypeName, type AuditEvent, type AuditEventType, type Signer } from "./model.js";
+import { auditEventTypeName, SIGNATURE_LEVELS, type AuditEvent, type AuditEventType, type SignatureLevel, type Signer } from "./model.js";
 import { describeCertificate } from "./keys/certificate-description.js";
 import { fetchDocument, type FetchDocumentOptions } from "./request/document-fetcher.js";
-import { auditTrailSchema, eventIdSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
+import { auditTrailSchema, eventIdSchema, levelSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
 import type { SigningWorkers } from "./workers/signing-workers.js";
@@ -34,6 +36,10 @@ export interface SigningSettings {
   /** How long a signed document is kept for replays of its eventId. */
   replayTtlMs: number;
   fetch: Omit<FetchDocumentOptions, "maxBytes">;
+  /** The level of a request that names none. */
+  defaultLevel: SignatureLevel;
+  /** A time-stamping authority is configured (B-T and above need one). */
+  timestamping: boolean;
 }
 
 export interface SigningServiceDeps {
@@ -64,13 +70,13 @@ export class SigningService implements SigningApi {
   }
 
   async sign(request: SignRequest): Promise<SignResponse> {
-    const { signer, events } = this.checkSignRequest(request);
+    const { signer, events, level } = this.checkSignRequest(request);
     const received = await this.documentBytes(request.document);
     const documentSha256 = createHash("sha256").update(received).digest("hex");
     const certificatePage = request.certificate?.enabled ?? true;
     const metadataJson = request.metadata === undefined ? undefined : JSON.stringify(request.metadata);
     const fingerprint = createHash("sha256")
-      .update(stringify({ documentSha256, signer, events, metadataJson, certificatePage }) ?? "")
+      .update(stringify({ documentSha256, signer, events, metadataJson, certificatePage, level }) ?? "")
       .digest("hex");
 
     const sign = async () => {
@@ -84,10 +90,20 @@ export class SigningService implements SigningApi {
         signedAt: this.now(),
         certificatePage,
         metadataJson,
+        level,
       });
     };
     const signed = request.eventId ? await this.signOnce(request.callerKeyId, request.eventId, fingerprint, sign) : await sign();
     return { document: { content: signed, contentType: "application/pdf" } };
+  }
+
+  async timestamp(request: TimestampRequest): Promise<TimestampResponse> {
+    const pdf = await this.documentBytes(request.document);
+    if (!isPdf(pdf)) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a PDF.");
+    if (!this.deps.settings.timestamping) {
+      throw new ServiceError("UNAVAILABLE", "No time-stamping authority is configured (SIGNING_TSA_URL); documents cannot be extended.");
+    }
+    return { document: { content: await this.deps.workers.extend(pdf), contentType: "application/pdf" } };
   }
 
   async verify(request: SigningServiceVerifyRequest): Promise<SigningServiceVerifyResponse> {
@@ -124,7 +140,7 @@ export class SigningService implements SigningApi {
    * The gateway has checked the JSON already; this catches what a gRPC caller
    * can still get wrong, with the same rules and field names.
    */
-  private checkSignRequest(request: SignRequest): { signer: Signer; events: AuditEvent[] } {
+  private checkSignRequest(request: SignRequest): { signer: Signer; events: AuditEvent[]; level: SignatureLevel } {
     const issues: FieldIssue[] = [];
     const check = (schema: z.ZodType, value: unknown, field: string) => {
       const result = schema.safeParse(value);
@@ -141,8 +157,14 @@ export class SigningService implements SigningApi {
     check(auditTrailSchema, eventsJson, "auditTrail");
     if (request.eventId) check(eventIdSchema, request.eventId, "eventId");
     if (request.metadata !== undefined) check(metadataSchema(this.deps.settings.metadataMaxBytes), request.metadata, "metadata");
+    const level = request.level ? levelSchema.safeParse(request.level).data : this.deps.settings.defaultLevel;
+    if (!level) issues.push({ field: "level", issue: `must be one of ${SIGNATURE_LEVELS.join(", ")}` });
+    else if (level !== "B-B" && !this.deps.settings.timestamping) {
+      issues.push({ field: "level", issue: `${level} needs a time-stamping authority, and this server has none (SIGNING_TSA_URL)` });
+    }
     if (issues.length > 0) throw validationError(issues);
     return {
+      level: level!,
       signer: signerJson!,
       events: eventsJson.map((event) => ({ type: event.type as AuditEventType, timestamp: new Date(event.timestamp!), data: event.data })),
     };

@@ -20,6 +20,10 @@ const CASES: Record<string, { invalid: object; valid: object }> = {
     invalid: { autoscaling: { mode: "keda" } },
     valid: { autoscaling: { mode: "keda" }, kafka: { bootstrapServers: ["kafka:9092"] } },
   },
+  "spec.signing": {
+    invalid: { signing: { level: "B-LT" } },
+    valid: { signing: { level: "B-LT", tsaUrl: "http://tsa.example/" } },
+  },
   "spec.conversion": {
     invalid: { conversion: { backend: "gotenberg" } },
     valid: { conversion: { backend: "gotenberg", gotenbergUrl: "http://gotenberg:3000" } },
@@ -78,12 +82,12 @@ describe("the Helm chart's CRD file on a real API server", () => {
 
   test("each enum of the spec rejects a value outside it", async () => {
     const enums = schemaNodes(FILE_SCHEMA).filter((n) => n.path.startsWith("spec.") && !n.path.includes("[*]") && "enum" in n.schema);
-    assert.deepEqual(enums.map((n) => n.path).sort(), ["spec.autoscaling.mode", "spec.conversion.backend"]);
+    assert.deepEqual(enums.map((n) => n.path).sort(), ["spec.autoscaling.mode", "spec.conversion.backend", "spec.signing.level"]);
     for (const { path, schema } of enums) {
       const allowed = schema.enum as string[];
       const error = await rejection(nested(path.slice("spec.".length), "none-of-these"));
       assert.match(error, new RegExp(`${path.replaceAll(".", "\\.")}: Unsupported value: "none-of-these"`));
-      // An allowed value may still break a CEL rule on its own (gotenberg without a URL): only the enum must not object.
+      // An allowed value may still break a CEL rule on its own (gotenberg without a URL, B-LT without a TSA): only the enum must not object.
       for (const value of allowed) {
         const outcome = await dryRun(nested(path.slice("spec.".length), value)).then(() => "accepted", (e: Error) => e.message);
         assert.doesNotMatch(outcome, /Unsupported value/, `${path}: ${value}`);

@@ -8,6 +8,7 @@ import { cacheBin } from "../support/cache.js";
 import { call } from "../support/key-flow.js";
 import { runCommand } from "../support/run-command.js";
 import { issueKeyFromOutbox, startPlatform, type Platform } from "../support/platform.js";
+import { startTestTsa, type TestTsa } from "../support/tsa.js";
 import { waitFor } from "../support/wait.js";
 
 /**
@@ -86,11 +87,16 @@ function readReport(file: string): RunReport {
 
 describe("Schemathesis against the served /openapi.json", { timeout: RUN_TIMEOUT_MS + 120_000 }, () => {
   let platform: Platform;
+  let tsa: TestTsa;
   let scratch: string;
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), "docservice-schemathesis-"));
+    // a TSA, so that /v1/timestamp and sign requests naming B-T are served; unnamed levels stay B-B
+    tsa = await startTestTsa();
     platform = await startPlatform({
+      SIGNING_TSA_URL: tsa.url,
+      SIGNING_LEVEL: "B-B",
       DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
       // Generated requests register and verify hundreds of addresses from one client.
       RATE_LIMIT_REGISTER_PER_EMAIL: "100000/3600",
@@ -105,6 +111,7 @@ describe("Schemathesis against the served /openapi.json", { timeout: RUN_TIMEOUT
 
   after(async () => {
     await platform?.stop();
+    await tsa?.stop();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -32,7 +32,7 @@ interface Backend {
   /** PEM files pyHanko trusts. */
   trustRoots: () => string[];
   timestamped: boolean;
-  /** /v1/verify checks the chain (SIGNING_TRUSTED_ROOTS_FILE is set). */
+  /** /v1/verify checks the chain (SIGNING_TRUST_ANCHORS is set). */
   chainChecked: boolean;
 }
 
@@ -73,7 +73,7 @@ describe("signing through each key backend", () => {
         SIGNING_KEY_FILE: join(pkiDir, TEST_PKI.signerKey),
         SIGNING_CERTIFICATE_FILE: join(pkiDir, TEST_PKI.signerCertificate),
         SIGNING_CHAIN_FILE: join(pkiDir, TEST_PKI.rootCertificate),
-        SIGNING_TRUSTED_ROOTS_FILE: join(pkiDir, TEST_PKI.rootCertificate),
+        SIGNING_TRUST_ANCHORS: join(pkiDir, TEST_PKI.rootCertificate),
       }),
       trustRoots: () => [join(pkiDir, TEST_PKI.rootCertificate)],
       timestamped: false,
@@ -90,7 +90,7 @@ describe("signing through each key backend", () => {
     {
       name: "PKCS#11 (SoftHSM2) ECDSA P-256, trusted roots configured",
       algorithm: "ECDSA-P256",
-      env: () => ({ ...pkcs11("ecdsa-p256"), SIGNING_TRUSTED_ROOTS_FILE: token.caCertificatePath }),
+      env: () => ({ ...pkcs11("ecdsa-p256"), SIGNING_TRUST_ANCHORS: token.caCertificatePath }),
       trustRoots: () => [token.caCertificatePath],
       timestamped: false,
       chainChecked: true,

@@ -9,6 +9,8 @@ import { waitFor } from "./wait.js";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 export interface ServiceProcess {
+  /** The process id, for reading its /proc entries (e.g. memory in bench:sign). */
+  pid: number;
   /** Everything the process printed so far. */
   output(): string;
   /** Sends the signal and resolves with the exit code. */
@@ -61,6 +63,7 @@ export async function startService(role: string, env: Record<string, string>, re
     throw error;
   }
   return {
+    pid: child.pid!,
     output: () => output,
     stop: async (signal = "SIGTERM") => {
       if (child.exitCode === null) child.kill(signal);

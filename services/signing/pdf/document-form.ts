@@ -9,6 +9,8 @@ export interface DocumentForm {
   signed: boolean;
   /** A certification signature (DocMDP) allows no changes at all (P 1). */
   noChangesAllowed: boolean;
+  /** The /V of every signed signature field: its signature dictionary (or a reference to it). */
+  signatureValues: PDFObject[];
 }
 
 const MAX_DEPTH = 32;
@@ -17,18 +19,19 @@ export function readDocumentForm(file: PdfFile): DocumentForm {
   const catalog = file.catalog();
   const acroForm = file.resolveDict(catalog.get(PDFName.of("AcroForm")));
   const fieldNames = new Set<string>();
-  let signed = false;
+  const signatureValues: PDFObject[] = [];
   const visit = (value: PDFObject | undefined, prefix: string, depth: number) => {
     const field = file.resolveDict(value);
     if (!field || depth > MAX_DEPTH) return;
     const name = textOf(field.get(PDFName.of("T")));
     const qualified = name === undefined ? prefix : prefix ? `${prefix}.${name}` : name;
     if (qualified) fieldNames.add(qualified);
-    if (file.resolve(field.get(PDFName.of("FT"))) === PDFName.of("Sig") && field.has(PDFName.of("V"))) signed = true;
+    const signature = field.get(PDFName.of("V"));
+    if (file.resolve(field.get(PDFName.of("FT"))) === PDFName.of("Sig") && signature) signatureValues.push(signature);
     for (const kid of file.resolveArray(field.get(PDFName.of("Kids")))?.asArray() ?? []) visit(kid, qualified, depth + 1);
   };
   for (const field of file.resolveArray(acroForm?.get(PDFName.of("Fields")))?.asArray() ?? []) visit(field, "", 0);
-  return { fieldNames, signed, noChangesAllowed: docMdpPermission(file, catalog) === 1 };
+  return { fieldNames, signed: signatureValues.length > 0, signatureValues, noChangesAllowed: docMdpPermission(file, catalog) === 1 };
 }
 
 /** "Signature1", or the first "SignatureN" the form does not use. */

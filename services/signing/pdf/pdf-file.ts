@@ -50,6 +50,8 @@ export class PdfFile {
     const file = new PdfFile(bytes);
     try {
       file.readSections();
+      // offsets that do not point at their objects show on the first lookups
+      file.resolveDict(file.catalog().get(PDFName.of("Pages")));
     } catch {
       file.objects.clear();
       file.objectStreams.clear();
@@ -70,6 +72,20 @@ export class PdfFile {
     const offsets = new Map<number, { offset: number; generation: number }>();
     for (const [number, entry] of this.entries) if (entry.kind === "offset" && entry.offset >= 0) offsets.set(number, entry);
     return offsets;
+  }
+
+  /** Numbers of the objects the file defines, each with where its current definition is (an object stream's own offset for a compressed one). */
+  definitions(): Map<number, number> {
+    const definitions = new Map<number, number>();
+    for (const [number, entry] of this.entries) {
+      if (entry.kind === "offset") {
+        if (entry.offset >= 0) definitions.set(number, entry.offset);
+      } else {
+        const stream = this.entries.get(entry.stream);
+        if (stream?.kind === "offset" && stream.offset >= 0) definitions.set(number, stream.offset);
+      }
+    }
+    return definitions;
   }
 
   get catalogRef(): PDFRef {
@@ -104,6 +120,12 @@ export class PdfFile {
     const object = this.parseObject(ref.objectNumber);
     this.objects.set(ref.objectNumber, object);
     return object;
+  }
+
+  /** The decoded data of the stream `value` is (FlateDecode or unfiltered). */
+  streamData(value: PDFObject | undefined): Buffer | undefined {
+    const stream = this.resolve(value);
+    return stream instanceof PDFRawStream ? decodeStream(stream, this) : undefined;
   }
 
   private parseObject(objectNumber: number): PDFObject | undefined {

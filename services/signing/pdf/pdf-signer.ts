@@ -12,6 +12,7 @@ import type { SigningKey } from "../keys/signing-key.js";
 import { signatureTimestampAttribute, type TimestampAuthority } from "../ltv/timestamp-authority.js";
 import type { IncrementalUpdate } from "./incremental-update.js";
 import { PdfFile, PdfReadError } from "./pdf-file.js";
+import { PdfOutput } from "./pdf-output.js";
 import { appendSignedRevision } from "./signed-revision.js";
 
 /**
@@ -78,7 +79,7 @@ export interface SignPdfOptions {
  * Errors of the key (an HSM that is down) and of the timestamp authority are
  * passed on as they are.
  */
-export async function signPdf(pdf: Buffer | PdfFile, key: SigningKey, options: SignPdfOptions): Promise<Buffer> {
+export async function signPdf(pdf: Buffer | PdfOutput, key: SigningKey, options: SignPdfOptions): Promise<Buffer> {
   if (!(options.signingTime instanceof Date) || Number.isNaN(options.signingTime.getTime())) {
     throw new TypeError("signPdf: signingTime must be a valid Date");
   }
@@ -88,12 +89,13 @@ export async function signPdf(pdf: Buffer | PdfFile, key: SigningKey, options: S
   if (!Number.isInteger(reservation) || reservation < 1024) {
     throw new RangeError(`signPdf: contentsReservationBytes must be an integer of at least 1024, got ${reservation}`);
   }
-  const file = pdf instanceof PdfFile ? pdf : openSignablePdf(pdf);
+  const output = pdf instanceof PdfOutput ? pdf : new PdfOutput(pdf);
+  const file = openSignablePdf(output.bytes);
   const cmsOptions: CmsSignatureOptions = timestampAuthority
     ? { unsignedAttributes: async (signature) => [signatureTimestampAttribute(await timestampAuthority.requestTimestampToken(signature))] }
     : {};
   try {
-    return await appendSignedRevision(file, {
+    await appendSignedRevision(output, file, {
       reservation,
       dictionary: (file, update) => ({ ...signatureDictionary(options), ...options.dictionaryEntries?.(file, update) }),
       contents: (digest) => buildCmsSignatureForDigest(key, digest, cmsOptions),
@@ -110,6 +112,7 @@ export async function signPdf(pdf: Buffer | PdfFile, key: SigningKey, options: S
     if (error instanceof ServiceError || !(error instanceof PdfReadError || isPdfLibError(error))) throw error;
     throw unreadable(error);
   }
+  return output.bytes;
 }
 
 function defaultReservation(key: SigningKey): number {

@@ -92,7 +92,9 @@ describe("verifyPdfSignatures", () => {
     assert.equal(result.valid, false);
     assert.equal(result.signers[0]!.intact, true);
     assert.equal(result.signers[0]!.coversWholeDocument, false);
-    assert.equal(result.reason, `The document was modified after the last signature (${junk.length} bytes appended).`);
+    assert.equal(result.signers[0]!.laterChangesPermitted, false);
+    assert.equal(result.signers[0]!.indication, "TOTAL-FAILED");
+    assert.match(result.reason, /^The document was modified after signature 1: .*bytes were appended that are not an incremental update/);
   });
 
   test("an unsigned PDF has no signature", async () => {

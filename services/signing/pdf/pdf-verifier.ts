@@ -20,6 +20,10 @@ import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFSt
 import { ServiceError } from "../../core/errors.js";
 import { isPdf } from "../../core/file-signature.js";
 import { OID, toDer, type Asn1 } from "../cms/asn1.js";
+import type { RevocationSource } from "../ltv/revocation.js";
+import { assessSignature, type DocumentValidationData, type SignatureAssessment } from "../ltv/signature-assessment.js";
+import { PdfFile } from "./pdf-file.js";
+import { changesAfter } from "./revisions.js";
 
 const { asn1 } = forge;
 const { Class, Type } = asn1;
@@ -27,6 +31,8 @@ const { Class, Type } = asn1;
 export interface PdfVerifyOptions {
   /** DER certificates of trusted roots; when given, every signer must chain up to one of them. */
   trustedRootsDer?: Buffer[];
+  /** Where revocation data the document lacks is fetched (as EU DSS does online); unset: not fetched. */
+  revocation?: Pick<RevocationSource, "statusOf">;
 }
 
 export interface PdfSignerVerification {
@@ -43,12 +49,20 @@ export interface PdfSignerVerification {
   intact: boolean;
   /** The first problem found, if any ("not trusted" when the chain check failed). */
   problem?: string;
+  /** A document timestamp (SubFilter ETSI.RFC3161) rather than a signature. */
+  kind: "signature" | "document-timestamp";
+  /** The revision (1 = the original document) whose last byte the signature covers. */
+  revision: number;
+  /** Every revision after that one makes only permitted changes (signatures, form, DSS, document timestamps). */
+  laterChangesPermitted: boolean;
 }
+
+export type PdfSignatureReport = PdfSignerVerification & Omit<SignatureAssessment, never>;
 
 export interface PdfVerification {
   valid: boolean;
   reason: string;
-  signers: PdfSignerVerification[];
+  signers: PdfSignatureReport[];
   document: { sha256: string; pages: number };
 }
 
@@ -103,8 +117,72 @@ export async function verifyPdfSignatures(pdf: Buffer, options: PdfVerifyOptions
     return { valid: false, reason: "The document has no signature.", signers: [], document: summary };
   }
 
-  const signers = entries.map((entry) => verifyEntry(pdf, entry, roots));
-  return { ...judge(pdf.length, entries, signers), signers, document: summary };
+  const file = safe(() => PdfFile.open(pdf), undefined);
+  const dss = (file && safe(() => documentValidationData(file), undefined)) ?? { certificates: [], ocspResponses: [], crls: [] };
+  // the DSS may hold intermediates a signature does not carry
+  const dssCertificates = dss.certificates.flatMap((der) => safe(() => [new X509Certificate(der)], []));
+  const checked = entries.map((entry) => verifyEntry(pdf, entry, roots, dssCertificates));
+  const signers: PdfSignatureReport[] = [];
+  for (const [index, { report, contents, signerDer, hashFailure }] of checked.entries()) {
+    const entry = entries[index]!;
+    const changes = file
+      ? safe(() => changesAfter(file, end(entry.byteRange)), { permitted: false, problem: "the revisions after it cannot be read" })
+      : { permitted: false, problem: "the document's structure cannot be read" };
+    report.revision = revisionOf(pdf, end(entry.byteRange));
+    report.laterChangesPermitted = changes.permitted;
+    if (!changes.permitted && !report.problem) report.problem = `a later revision changed the document in a way that is not permitted: ${changes.problem}`;
+    const laterDocumentTimestamp = checked.some(
+      (other, otherIndex) => other.report.kind === "document-timestamp" && other.report.intact && end(entries[otherIndex]!.byteRange) > end(entry.byteRange),
+    );
+    const assessment = contents
+      ? await assessSignature(
+          {
+            kind: report.kind,
+            cmsDer: contents,
+            signerDer,
+            intact: report.intact,
+            hashFailure,
+            trusted: roots === undefined ? undefined : report.intact && report.problem !== "not trusted",
+            laterChangesPermitted: changes.permitted,
+            laterDocumentTimestamp,
+          },
+          dss,
+          options.trustedRootsDer ?? [],
+          options.revocation,
+        ).catch((error: unknown) => unreadableAssessment(error))
+      : unreadableAssessment(new Error(report.problem ?? "unreadable"));
+    signers.push({ ...report, ...assessment });
+  }
+  return { ...judge(signers), signers, document: summary };
+}
+
+function unreadableAssessment(error: unknown): SignatureAssessment {
+  return {
+    level: "",
+    indication: "TOTAL-FAILED",
+    subIndication: "FORMAT_FAILURE",
+    timestampTime: "",
+    timestampAuthority: "",
+    revocation: `not checked (${(error as Error).message})`,
+  };
+}
+
+/** 1 + the number of "%%EOF" markers before `offset` that end earlier revisions. */
+function revisionOf(pdf: Buffer, offset: number): number {
+  let revision = 1;
+  for (let at = pdf.indexOf("%%EOF"); at >= 0 && at + 5 < offset - 2; at = pdf.indexOf("%%EOF", at + 5)) revision++;
+  return revision;
+}
+
+/** The document security store's certificates, OCSP responses and CRLs. */
+function documentValidationData(file: PdfFile): DocumentValidationData {
+  const dss = file.resolveDict(file.catalog().get(PDFName.of("DSS")));
+  const streams = (key: string) =>
+    (file.resolveArray(dss?.get(PDFName.of(key)))?.asArray() ?? []).flatMap((item) => {
+      const data = safe(() => file.streamData(item), undefined);
+      return data ? [data] : [];
+    });
+  return { certificates: streams("Certs"), ocspResponses: streams("OCSPs"), crls: streams("CRLs") };
 }
 
 async function loadDocument(pdf: Buffer): Promise<{ document: PDFDocument; pages: number }> {
@@ -303,7 +381,17 @@ function safe<T>(fn: () => T, fallback: T): T {
 
 class SignatureProblem extends Error {}
 
-function verifyEntry(pdf: Buffer, entry: SignatureEntry, roots: X509Certificate[] | undefined): PdfSignerVerification {
+interface CheckedSignature {
+  report: PdfSignerVerification;
+  /** The CMS in /Contents, when it could be read. */
+  contents?: Buffer;
+  signerDer?: Buffer;
+  /** The covered bytes no longer match the signed digest. */
+  hashFailure: boolean;
+}
+
+function verifyEntry(pdf: Buffer, entry: SignatureEntry, roots: X509Certificate[] | undefined, moreCertificates: X509Certificate[]): CheckedSignature {
+  const checked: CheckedSignature = { report: undefined as unknown as PdfSignerVerification, hashFailure: false };
   const result: PdfSignerVerification = {
     name: entry.name,
     email: "",
@@ -313,28 +401,39 @@ function verifyEntry(pdf: Buffer, entry: SignatureEntry, roots: X509Certificate[
     coversWholeDocument: end(entry.byteRange) === pdf.length,
     timestamped: false,
     intact: false,
+    kind: entry.subFilter === "ETSI.RFC3161" ? "document-timestamp" : "signature",
+    revision: 0,
+    laterChangesPermitted: true,
   };
+  checked.report = result;
   try {
     const { contents, signedBytes } = checkByteRange(pdf, entry);
     const cms = readCms(contents);
+    checked.contents = contents.subarray(0, derLength(contents));
     const signer = findSignerCertificate(cms);
+    checked.signerDer = Buffer.from(signer.certificate.raw);
     result.certificateFingerprint = createHash("sha256").update(signer.certificate.raw).digest("hex");
     const identity = subjectIdentity(signer.certificate);
     if (!result.name) result.name = identity.commonName;
     result.email = identity.email || (EMAIL_LIKE.test(entry.contactInfo) ? entry.contactInfo : "");
     result.timestamped = cms.unsignedAttributes.has(OID_SIGNATURE_TIMESTAMP_TOKEN) || cms.eContentType === OID_TST_INFO;
-    checkDigest(cms, signedBytes);
+    try {
+      checkDigest(cms, signedBytes);
+    } catch (error) {
+      checked.hashFailure = true;
+      throw error;
+    }
     if (!signer.verified) checkSignature(cms, signer.certificate);
     checkSigningCertificateAttribute(cms, signer.certificate);
     result.intact = true;
-    if (roots !== undefined && !chainsToRoot(signer.certificate, cms.certificates, roots)) {
+    if (roots !== undefined && !chainsToRoot(signer.certificate, [...cms.certificates, ...moreCertificates], roots)) {
       result.problem = "not trusted";
     }
   } catch (error) {
     result.problem =
       error instanceof SignatureProblem ? error.message : `the signature cannot be read (${(error as Error).message})`;
   }
-  return result;
+  return checked;
 }
 
 /** Checks the /ByteRange is sane and returns the /Contents bytes and the covered bytes. */
@@ -627,18 +726,14 @@ function chainsToRoot(certificate: X509Certificate, intermediates: X509Certifica
 // ---------------------------------------------------------------------------
 // the verdict
 
-function judge(length: number, entries: SignatureEntry[], signers: PdfSignerVerification[]): { valid: boolean; reason: string } {
+function judge(signers: PdfSignatureReport[]): { valid: boolean; reason: string } {
   const broken = signers.findIndex((signer) => !signer.intact);
   if (broken >= 0) {
     return { valid: false, reason: `Signature ${broken + 1} does not match the document: ${signers[broken]!.problem}.` };
   }
-  const last = entries[entries.length - 1]!;
-  const covered = end(last.byteRange);
-  if (covered !== length) {
-    return {
-      valid: false,
-      reason: `The document was modified after the last signature (${length - covered} bytes appended).`,
-    };
+  const modified = signers.findIndex((signer) => !signer.laterChangesPermitted);
+  if (modified >= 0) {
+    return { valid: false, reason: `The document was modified after signature ${modified + 1}: ${signers[modified]!.problem}.` };
   }
   const untrusted = signers.findIndex((signer) => signer.problem === "not trusted");
   if (untrusted >= 0) {
@@ -647,12 +742,14 @@ function judge(length: number, entries: SignatureEntry[], signers: PdfSignerVeri
       reason: `Signature ${untrusted + 1} is not trusted: its certificate does not chain up to a trusted root.`,
     };
   }
+  const revoked = signers.findIndex((signer) => signer.subIndication === "REVOKED_NO_POE");
+  if (revoked >= 0) return { valid: false, reason: `Signature ${revoked + 1}: ${signers[revoked]!.revocation}.` };
   const n = signers.length;
   return {
     valid: true,
     reason:
-      n === 1
+      n === 1 && signers[0]!.coversWholeDocument
         ? "All 1 signature(s) are intact and cover the whole document."
-        : `All ${n} signature(s) are intact and the last one covers the whole document.`,
+        : `All ${n} signature(s) are intact, and every later revision makes only permitted changes.`,
   };
 }

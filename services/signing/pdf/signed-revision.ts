@@ -7,9 +7,8 @@
  *
  * Used for a PAdES signature (contents: a CMS) and for a document timestamp
  * (contents: an RFC 3161 token). The bytes received are kept as they are;
- * cost follows what is appended plus one hash over the file.
+ * cost follows what is appended (the output's hash state has the rest).
  */
-import { createHash } from "node:crypto";
 import {
   PDFArray,
   PDFDict,
@@ -25,6 +24,7 @@ import { certificatePageSizeFor } from "../certificate-page/certificate-page.js"
 import { freeSignatureFieldName, readDocumentForm, type DocumentForm } from "./document-form.js";
 import { IncrementalUpdate, serializeObject } from "./incremental-update.js";
 import type { PdfFile } from "./pdf-file.js";
+import type { PdfOutput } from "./pdf-output.js";
 
 export interface SignedRevision {
   /** Signature dictionary entries besides /ByteRange and /Contents (/Type, /Filter, /SubFilter, /M, /Name, …). */
@@ -46,8 +46,8 @@ export interface SignedRevision {
 const BYTE_RANGE_WIDTH = 10;
 const BYTE_RANGE_PLACEHOLDER = `/ByteRange [0 ${"*".repeat(BYTE_RANGE_WIDTH)} ${"*".repeat(BYTE_RANGE_WIDTH)} ${"*".repeat(BYTE_RANGE_WIDTH)}]`;
 
-/** The signed file: `file.bytes` followed by the update. */
-export async function appendSignedRevision(file: PdfFile, revision: SignedRevision): Promise<Buffer> {
+/** Appends the signed revision to `output` (whose bytes `file` reads). */
+export async function appendSignedRevision(output: PdfOutput, file: PdfFile, revision: SignedRevision): Promise<void> {
   const form = readDocumentForm(file);
   revision.check?.(form);
   const update = new IncrementalUpdate(file);
@@ -74,7 +74,8 @@ export async function appendSignedRevision(file: PdfFile, revision: SignedRevisi
   addField(file, update, catalog, widgetRef);
 
   const { bytes: appended, offsets } = update.serialize();
-  return fillSignature(file.bytes, appended, offsets.get(signatureRef.objectNumber)!, revision);
+  const base = output.append(appended);
+  await fillSignature(output, base + offsets.get(signatureRef.objectNumber)!, revision);
 }
 
 function signatureDictionaryBytes(revision: SignedRevision, file: PdfFile, update: IncrementalUpdate): string {
@@ -86,25 +87,21 @@ function signatureDictionaryBytes(revision: SignedRevision, file: PdfFile, updat
   return `<<\n${BYTE_RANGE_PLACEHOLDER}\n/Contents <${"0".repeat(2 * revision.reservation)}>\n${rest}\n>>`;
 }
 
-async function fillSignature(original: Buffer, appended: Buffer, signatureOffset: number, revision: SignedRevision): Promise<Buffer> {
-  const text = appended.toString("latin1", signatureOffset, signatureOffset + 200);
+async function fillSignature(output: PdfOutput, signatureOffset: number, revision: SignedRevision): Promise<void> {
+  const text = output.bytes.toString("latin1", signatureOffset, signatureOffset + 200);
   const rangeAt = signatureOffset + text.indexOf("/ByteRange [");
   const contentsStart = signatureOffset + text.indexOf("/Contents <") + "/Contents ".length;
   const contentsEnd = contentsStart + 2 * revision.reservation + 2;
-  const base = original.length;
-  const total = base + appended.length;
-  const range = [0, base + contentsStart, base + contentsEnd, total - base - contentsEnd];
+  const range = [0, contentsStart, contentsEnd, output.length - contentsEnd];
   const rangeText = `/ByteRange [${range.map((n, i) => (i === 0 ? "0" : String(n).padEnd(BYTE_RANGE_WIDTH, " "))).join(" ")}]`;
   if (rangeText.length !== BYTE_RANGE_PLACEHOLDER.length) throw new Error("the file is too large for the /ByteRange placeholder");
-  appended.write(rangeText, rangeAt, "latin1");
+  output.patch(rangeAt, rangeText);
 
-  const digest = createHash("sha256").update(original).update(appended.subarray(0, contentsStart)).update(appended.subarray(contentsEnd)).digest();
-  const contents = await revision.contents(digest);
+  const contents = await revision.contents(output.digestAround(contentsStart, contentsEnd));
   if (contents.length > revision.reservation) {
     throw new Error(`the signature is ${contents.length} bytes but only ${revision.reservation} bytes are reserved for /Contents`);
   }
-  appended.write(contents.toString("hex"), contentsStart + 1, "latin1");
-  return Buffer.concat([original, appended]);
+  output.patch(contentsStart + 1, contents.toString("hex"));
 }
 
 /** Draws pages into a scratch document numbered after the file's objects, and moves them to the end of the page tree. */
@@ -123,6 +120,10 @@ async function appendPages(file: PdfFile, update: IncrementalUpdate, draw: NonNu
     if (scratchOwn.has(ref.objectNumber)) continue;
     if (object instanceof PDFDict && object.get(PDFName.of("Type")) === PDFName.of("Page")) {
       object.set(PDFName.of("Parent"), pagesRef);
+      // what the page tree would otherwise pass down (a rotation, a crop box) is set on the page itself
+      object.set(PDFName.of("Rotate"), PDFNumber.of(0));
+      const mediaBox = object.get(PDFName.of("MediaBox"));
+      if (mediaBox) object.set(PDFName.of("CropBox"), mediaBox);
       added.push(ref);
     }
     update.set(ref, object);

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { FieldIssue } from "../../core/errors.js";
 import { fieldIssues } from "../../core/field-issues.js";
+import { SIGNATURE_LEVELS } from "../model.js";
 import { normalizeEmail } from "../../keys/email-address.js";
 
 export const MAX_AUDIT_EVENTS = 10_000;
@@ -106,6 +107,10 @@ export const documentSchema = z
   .refine((value) => (value.base64 === undefined) !== (value.url === undefined), "must have exactly one of base64 or url")
   .meta({ oneOf: [{ required: ["base64"] }, { required: ["url"] }] });
 
+export const levelSchema = z
+  .enum(SIGNATURE_LEVELS, { error: `must be one of ${SIGNATURE_LEVELS.join(", ")}` })
+  .meta({ description: "PAdES baseline level; default the server's SIGNING_LEVEL." });
+
 export function signRequestSchema(limits: { metadataMaxBytes: number }) {
   return z.strictObject(
     {
@@ -115,6 +120,7 @@ export function signRequestSchema(limits: { metadataMaxBytes: number }) {
       eventId: eventIdSchema.optional(),
       metadata: metadataSchema(limits.metadataMaxBytes).optional(),
       certificate: z.strictObject({ enabled: z.boolean({ error: "must be true or false" }).optional() }, { error: "must be an object" }).optional(),
+      level: levelSchema.optional(),
     },
     { error: "must be a JSON object" },
   );

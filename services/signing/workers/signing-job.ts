@@ -3,9 +3,12 @@ import { PDFName, PDFRawStream } from "pdf-lib";
 import { appendCertificatePages } from "../certificate-page/certificate-page.js";
 import { describeCertificate } from "../keys/certificate-description.js";
 import type { SigningKey } from "../keys/signing-key.js";
+import { addDocumentTimestamp, addValidationData, certificateChainOf } from "../ltv/long-term-validation.js";
+import type { RevocationSource } from "../ltv/revocation.js";
 import type { TimestampAuthority } from "../ltv/timestamp-authority.js";
-import type { AuditEvent, Signer } from "../model.js";
-import { openSignablePdf, signPdf } from "../pdf/pdf-signer.js";
+import type { AuditEvent, SignatureLevel, Signer } from "../model.js";
+import { PdfOutput } from "../pdf/pdf-output.js";
+import { signPdf } from "../pdf/pdf-signer.js";
 
 /** Everything needed to turn one PDF into a signed one; plain data, so it can cross to a worker thread. */
 export interface SigningJob {
@@ -19,6 +22,14 @@ export interface SigningJob {
   certificatePage: boolean;
   /** The caller's metadata as JSON, written to the document information dictionary. */
   metadataJson?: string;
+  level: SignatureLevel;
+}
+
+/** What a worker signs with besides the key. */
+export interface SigningServices {
+  /** Required for B-T and above (the service refuses those levels without one). */
+  timestampAuthority?: TimestampAuthority;
+  revocation: Pick<RevocationSource, "collect">;
 }
 
 /** Info dictionary key of the caller's metadata. */
@@ -34,8 +45,33 @@ export const AUDIT_TRAIL_KEY = "DocServiceAuditTrail";
  * signature carries its signer's audit trail and metadata as a JSON stream in
  * its signature dictionary, covered by that signature.
  */
-export async function runSigningJob(job: SigningJob, key: SigningKey, timestampAuthority?: TimestampAuthority): Promise<Buffer> {
-  const file = openSignablePdf(Buffer.from(job.pdf.buffer, job.pdf.byteOffset, job.pdf.byteLength));
+export async function runSigningJob(job: SigningJob, key: SigningKey, services: SigningServices): Promise<Buffer> {
+  const tsa = job.level === "B-B" ? undefined : services.timestampAuthority;
+  if (job.level !== "B-B" && !tsa) throw new Error(`level ${job.level} without a time-stamping authority`);
+  const tokens: Buffer[] = [];
+  const recordingTsa = tsa && {
+    requestTimestampToken: async (signature: Buffer) => {
+      const token = await tsa.requestTimestampToken(signature);
+      tokens.push(token);
+      return token;
+    },
+  };
+  const output = new PdfOutput(Buffer.from(job.pdf.buffer, job.pdf.byteOffset, job.pdf.byteLength));
+  await signAndAppendAudit(output, job, key, recordingTsa);
+  if (job.level === "B-LT" || job.level === "B-LTA") {
+    const data = await services.revocation.collect([[key.certificateDer, ...key.chainDer], ...tokens.map(certificateChainOf)]);
+    addValidationData(output, data);
+  }
+  if (job.level === "B-LTA") await addDocumentTimestamp(output, tsa!);
+  return output.bytes;
+}
+
+async function signAndAppendAudit(
+  output: PdfOutput,
+  job: SigningJob,
+  key: SigningKey,
+  timestampAuthority: Pick<TimestampAuthority, "requestTimestampToken"> | undefined,
+): Promise<Buffer> {
   const certificate = describeCertificate(key.certificateDer);
   const certificateFacts = { subject: certificate.subject, sha256Fingerprint: certificate.sha256 };
   const audit = { documentId: job.documentId, documentSha256: job.documentSha256, signer: job.signer, signedAt: job.signedAt, events: job.events };
@@ -44,7 +80,7 @@ export async function runSigningJob(job: SigningJob, key: SigningKey, timestampA
     certificate: certificateFacts,
     ...(job.metadataJson === undefined ? {} : { metadata: JSON.parse(job.metadataJson) as unknown }),
   });
-  return signPdf(file, key, {
+  return signPdf(output, key, {
     signerName: job.signer.name,
     contactInfo: job.signer.email,
     reason: "Signed with DocService",

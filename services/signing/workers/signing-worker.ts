@@ -8,14 +8,18 @@ import { parentPort, workerData } from "node:worker_threads";
 import { verifyPdfSignatures } from "../pdf/pdf-verifier.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { runSigningJob } from "./signing-job.js";
+import { ServiceError } from "../../core/errors.js";
+import { extendArchive } from "../ltv/archive-extension.js";
+import { RevocationSource } from "../ltv/revocation.js";
 import { TimestampAuthority } from "../ltv/timestamp-authority.js";
-import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
+import { asBuffer, deserializeError, serializeError, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 const port = parentPort!;
 const setup = (workerData as { data: WorkerSetup }).data;
 // No roots configured: no chain check (an empty list would distrust every signer).
 const trustedRootsDer = setup.trustedRootsDer.length > 0 ? setup.trustedRootsDer.map(asBuffer) : undefined;
 const timestampAuthority = setup.timestampAuthority && new TimestampAuthority(setup.timestampAuthority);
+const revocation = new RevocationSource(setup.revocation);
 const pendingSignatures = new Map<number, { resolve(signature: Buffer): void; reject(error: Error): void }>();
 let nextCallId = 1;
 
@@ -38,18 +42,17 @@ function keyForTask(taskId: number): SigningKey {
   };
 }
 
-/** Only a buffer alone in its ArrayBuffer may be transferred: a pooled one shares it with others. */
-function ownsItsMemory(bytes: Buffer): boolean {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-}
-
 async function run(taskId: number, task: Task): Promise<void> {
   try {
     if (task.kind === "sign") {
-      const signed = await runSigningJob(task.job, keyForTask(taskId), timestampAuthority);
-      post({ type: "done", taskId, signed }, ownsItsMemory(signed) ? [signed.buffer as ArrayBuffer] : []);
+      const signed = await runSigningJob(task.job, keyForTask(taskId), { timestampAuthority, revocation });
+      post({ type: "done", taskId, signed }, transferList(signed));
+    } else if (task.kind === "extend") {
+      if (!timestampAuthority) throw new ServiceError("UNAVAILABLE", "No time-stamping authority is configured (SIGNING_TSA_URL).");
+      const signed = await extendArchive(asBuffer(task.pdf), { timestampAuthority, revocation });
+      post({ type: "done", taskId, signed }, transferList(signed));
     } else {
-      const verification = await verifyPdfSignatures(asBuffer(task.pdf), { trustedRootsDer });
+      const verification = await verifyPdfSignatures(asBuffer(task.pdf), { trustedRootsDer, revocation });
       post({ type: "done", taskId, verification });
     }
   } catch (error) {

@@ -1,12 +1,13 @@
 import type { Worker } from "node:worker_threads";
 import { startTypeScriptWorker } from "../../core/typescript-worker.js";
 import { ServiceError } from "../../core/errors.js";
+import type { RevocationSourceOptions } from "../ltv/revocation.js";
 import type { Logger } from "../../core/logger.js";
 import type { PdfVerification } from "../pdf/pdf-verifier.js";
 import { Pkcs11KeyError } from "../keys/pkcs11/pkcs11-key.js";
 import type { SigningJob } from "./signing-job.js";
 import type { SigningKey } from "../keys/signing-key.js";
-import { asBuffer, deserializeError, serializeError, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
+import { asBuffer, deserializeError, serializeError, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 export interface SigningWorkersOptions {
   /** Worker threads; one per core uses every core. */
@@ -15,6 +16,7 @@ export interface SigningWorkersOptions {
   queueLimit: number;
   trustedRootsDer: Buffer[];
   timestampAuthority?: { url: string; timeoutMs: number };
+  revocation: RevocationSourceOptions;
 }
 
 interface PendingTask {
@@ -56,11 +58,19 @@ export class SigningWorkers {
     for (let i = 0; i < options.size; i++) this.workers.push(this.spawn());
   }
 
+  /** `job.pdf` moves to the worker thread when it alone fills its ArrayBuffer (see {@link transferList}): the caller must be done with it. */
   async sign(job: SigningJob): Promise<Buffer> {
     const done = await this.run({ kind: "sign", job });
     return asBuffer(done.signed!);
   }
 
+  /** `pdf` moves to the worker thread like a job's (see {@link sign}). */
+  async extend(pdf: Buffer): Promise<Buffer> {
+    const done = await this.run({ kind: "extend", pdf });
+    return asBuffer(done.signed!);
+  }
+
+  /** `pdf` moves to the worker thread like a job's (see {@link sign}). */
   async verify(pdf: Buffer): Promise<PdfVerification> {
     const done = await this.run({ kind: "verify", pdf });
     return done.verification!;
@@ -83,7 +93,7 @@ export class SigningWorkers {
     worker.inFlight++;
     return new Promise((resolve, reject) => {
       this.pending.set(taskId, { worker, resolve, reject });
-      worker.thread.postMessage({ type: "task", taskId, task } satisfies ToWorker);
+      worker.thread.postMessage({ type: "task", taskId, task } satisfies ToWorker, transferList(task.kind === "sign" ? task.job.pdf : task.pdf));
     });
   }
 
@@ -94,6 +104,7 @@ export class SigningWorkers {
       chainDer: this.key.chainDer,
       trustedRootsDer: this.options.trustedRootsDer,
       timestampAuthority: this.options.timestampAuthority,
+      revocation: this.options.revocation,
     };
     const worker: PooledWorker = { thread: startTypeScriptWorker("./signing-worker.js", import.meta.url, setup), inFlight: 0, startedAt: Date.now() };
     worker.thread.on("message", (message: FromWorker) => this.onMessage(worker, message));

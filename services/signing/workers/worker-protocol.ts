@@ -1,5 +1,6 @@
 import { ServiceError, type FieldIssue } from "../../core/errors.js";
 import type { PdfVerification } from "../pdf/pdf-verifier.js";
+import type { RevocationSourceOptions } from "../ltv/revocation.js";
 import type { KeyAlgorithm } from "../keys/signing-key.js";
 import type { SigningJob } from "./signing-job.js";
 
@@ -13,9 +14,11 @@ export interface WorkerSetup {
   trustedRootsDer: Uint8Array[];
   /** Set: every signature is timestamped by this RFC 3161 authority. */
   timestampAuthority?: { url: string; timeoutMs: number };
+  /** Where B-LT and B-LTA fetch revocation data. */
+  revocation: RevocationSourceOptions;
 }
 
-export type Task = { kind: "sign"; job: SigningJob } | { kind: "verify"; pdf: Uint8Array };
+export type Task = { kind: "sign"; job: SigningJob } | { kind: "verify"; pdf: Uint8Array } | { kind: "extend"; pdf: Uint8Array };
 
 export type ToWorker =
   | { type: "task"; taskId: number; task: Task }
@@ -46,6 +49,19 @@ export function deserializeError(error: SerializedError): Error {
   const plain = new Error(error.message);
   if (error.stack) plain.stack = error.stack;
   return plain;
+}
+
+/**
+ * The transfer list for posting `bytes` to another thread: their ArrayBuffer
+ * when they alone fill it, so they move instead of being copied (and are
+ * empty on this side afterwards); none when they share it, as a pooled Buffer
+ * or a view into a larger message does.
+ */
+export function transferList(bytes: Uint8Array): ArrayBuffer[] {
+  const { buffer } = bytes;
+  // a buffer larger than the pool is nobody else's, even with room left at its end (a PdfOutput)
+  const ownsBuffer = bytes.byteLength === buffer.byteLength || buffer.byteLength > Buffer.poolSize;
+  return buffer instanceof ArrayBuffer && bytes.byteOffset === 0 && ownsBuffer ? [buffer] : [];
 }
 
 /** A Buffer over the bytes of a Uint8Array that crossed a thread boundary (no copy). */

@@ -12,7 +12,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file docservice/v1/signing.proto.
  */
 export const file_docservice_v1_signing: GenFile = /*@__PURE__*/
-  fileDesc("Chtkb2NzZXJ2aWNlL3YxL3NpZ25pbmcucHJvdG8SDWRvY3NlcnZpY2UudjEiPAoORG9jdW1lbnRTb3VyY2USEQoHY29udGVudBgBIAEoDEgAEg0KA3VybBgCIAEoCUgAQggKBnNvdXJjZSJFCgZTaWduZXISDQoFZW1haWwYASABKAkSDAoEbmFtZRgCIAEoCRIKCgJpcBgDIAEoCRISCgp1c2VyX2FnZW50GAQgASgJIo8BCgpBdWRpdEV2ZW50EisKBHR5cGUYASABKA4yHS5kb2NzZXJ2aWNlLnYxLkF1ZGl0RXZlbnRUeXBlEi0KCXRpbWVzdGFtcBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNgoSQ2VydGlmaWNhdGVPcHRpb25zEhQKB2VuYWJsZWQYASABKAhIAIgBAUIKCghfZW5hYmxlZCKhAgoLU2lnblJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlEiUKBnNpZ25lchgCIAEoCzIVLmRvY3NlcnZpY2UudjEuU2lnbmVyEi4KC2F1ZGl0X3RyYWlsGAMgAygLMhkuZG9jc2VydmljZS52MS5BdWRpdEV2ZW50EhAKCGV2ZW50X2lkGAQgASgJEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI2CgtjZXJ0aWZpY2F0ZRgGIAEoCzIhLmRvY3NlcnZpY2UudjEuQ2VydGlmaWNhdGVPcHRpb25zEhUKDWNhbGxlcl9rZXlfaWQYByABKAkiPwoMU2lnblJlc3BvbnNlEi8KCGRvY3VtZW50GAEgASgLMh0uZG9jc2VydmljZS52MS5TaWduZWREb2N1bWVudCI3Cg5TaWduZWREb2N1bWVudBIPCgdjb250ZW50GAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSJOChtTaWduaW5nU2VydmljZVZlcmlmeVJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlIp4BChxTaWduaW5nU2VydmljZVZlcmlmeVJlc3BvbnNlEg0KBXZhbGlkGAEgASgIEg4KBnJlYXNvbhgCIAEoCRIsCgdzaWduZXJzGAMgAygLMhsuZG9jc2VydmljZS52MS5TaWduZXJSZXBvcnQSMQoIZG9jdW1lbnQYBCABKAsyHy5kb2NzZXJ2aWNlLnYxLlZlcmlmaWVkRG9jdW1lbnQiyAEKDFNpZ25lclJlcG9ydBIMCgRuYW1lGAEgASgJEg0KBWVtYWlsGAIgASgJEhEKCXNpZ25lZF9hdBgDIAEoCRIfChdjZXJ0aWZpY2F0ZV9maW5nZXJwcmludBgEIAEoCRISCgpzdWJfZmlsdGVyGAUgASgJEh0KFWNvdmVyc193aG9sZV9kb2N1bWVudBgGIAEoCBITCgt0aW1lc3RhbXBlZBgHIAEoCBIOCgZpbnRhY3QYCCABKAgSDwoHcHJvYmxlbRgJIAEoCSIxChBWZXJpZmllZERvY3VtZW50Eg4KBnNoYTI1NhgBIAEoCRINCgVwYWdlcxgCIAEoDSIbChlHZXRWZXJpZmljYXRpb25LZXlSZXF1ZXN0Io8CChpHZXRWZXJpZmljYXRpb25LZXlSZXNwb25zZRIXCg9jZXJ0aWZpY2F0ZV9wZW0YASABKAkSEQoJY2hhaW5fcGVtGAIgAygJEhYKDnB1YmxpY19rZXlfcGVtGAMgASgJEhoKEmNlcnRpZmljYXRlX3NoYTI1NhgEIAEoCRIRCglhbGdvcml0aG0YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIOCgZpc3N1ZXIYByABKAkSLgoKbm90X2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbm90X2FmdGVyGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCqrAQoOQXVkaXRFdmVudFR5cGUSIAocQVVESVRfRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEhoKFkFVRElUX0VWRU5UX1RZUEVfUkVBRFkQARIbChdBVURJVF9FVkVOVF9UWVBFX1NDUk9MTBACEiEKHUFVRElUX0VWRU5UX1RZUEVfRklFTERfQ0hBTkdFEAMSGwoXQVVESVRfRVZFTlRfVFlQRV9TVUJNSVQQBDKfAgoOU2lnbmluZ1NlcnZpY2USPwoEU2lnbhIaLmRvY3NlcnZpY2UudjEuU2lnblJlcXVlc3QaGy5kb2NzZXJ2aWNlLnYxLlNpZ25SZXNwb25zZRJhCgZWZXJpZnkSKi5kb2NzZXJ2aWNlLnYxLlNpZ25pbmdTZXJ2aWNlVmVyaWZ5UmVxdWVzdBorLmRvY3NlcnZpY2UudjEuU2lnbmluZ1NlcnZpY2VWZXJpZnlSZXNwb25zZRJpChJHZXRWZXJpZmljYXRpb25LZXkSKC5kb2NzZXJ2aWNlLnYxLkdldFZlcmlmaWNhdGlvbktleVJlcXVlc3QaKS5kb2NzZXJ2aWNlLnYxLkdldFZlcmlmaWNhdGlvbktleVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Chtkb2NzZXJ2aWNlL3YxL3NpZ25pbmcucHJvdG8SDWRvY3NlcnZpY2UudjEiPAoORG9jdW1lbnRTb3VyY2USEQoHY29udGVudBgBIAEoDEgAEg0KA3VybBgCIAEoCUgAQggKBnNvdXJjZSJFCgZTaWduZXISDQoFZW1haWwYASABKAkSDAoEbmFtZRgCIAEoCRIKCgJpcBgDIAEoCRISCgp1c2VyX2FnZW50GAQgASgJIo8BCgpBdWRpdEV2ZW50EisKBHR5cGUYASABKA4yHS5kb2NzZXJ2aWNlLnYxLkF1ZGl0RXZlbnRUeXBlEi0KCXRpbWVzdGFtcBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiNgoSQ2VydGlmaWNhdGVPcHRpb25zEhQKB2VuYWJsZWQYASABKAhIAIgBAUIKCghfZW5hYmxlZCKwAgoLU2lnblJlcXVlc3QSLwoIZG9jdW1lbnQYASABKAsyHS5kb2NzZXJ2aWNlLnYxLkRvY3VtZW50U291cmNlEiUKBnNpZ25lchgCIAEoCzIVLmRvY3NlcnZpY2UudjEuU2lnbmVyEi4KC2F1ZGl0X3RyYWlsGAMgAygLMhkuZG9jc2VydmljZS52MS5BdWRpdEV2ZW50EhAKCGV2ZW50X2lkGAQgASgJEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBI2CgtjZXJ0aWZpY2F0ZRgGIAEoCzIhLmRvY3NlcnZpY2UudjEuQ2VydGlmaWNhdGVPcHRpb25zEhUKDWNhbGxlcl9rZXlfaWQYByABKAkSDQoFbGV2ZWwYCCABKAkiPwoMU2lnblJlc3BvbnNlEi8KCGRvY3VtZW50GAEgASgLMh0uZG9jc2VydmljZS52MS5TaWduZWREb2N1bWVudCI3Cg5TaWduZWREb2N1bWVudBIPCgdjb250ZW50GAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCSJDChBUaW1lc3RhbXBSZXF1ZXN0Ei8KCGRvY3VtZW50GAEgASgLMh0uZG9jc2VydmljZS52MS5Eb2N1bWVudFNvdXJjZSJEChFUaW1lc3RhbXBSZXNwb25zZRIvCghkb2N1bWVudBgBIAEoCzIdLmRvY3NlcnZpY2UudjEuU2lnbmVkRG9jdW1lbnQiTgobU2lnbmluZ1NlcnZpY2VWZXJpZnlSZXF1ZXN0Ei8KCGRvY3VtZW50GAEgASgLMh0uZG9jc2VydmljZS52MS5Eb2N1bWVudFNvdXJjZSKeAQocU2lnbmluZ1NlcnZpY2VWZXJpZnlSZXNwb25zZRINCgV2YWxpZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSLAoHc2lnbmVycxgDIAMoCzIbLmRvY3NlcnZpY2UudjEuU2lnbmVyUmVwb3J0EjEKCGRvY3VtZW50GAQgASgLMh8uZG9jc2VydmljZS52MS5WZXJpZmllZERvY3VtZW50Io0DCgxTaWduZXJSZXBvcnQSDAoEbmFtZRgBIAEoCRINCgVlbWFpbBgCIAEoCRIRCglzaWduZWRfYXQYAyABKAkSHwoXY2VydGlmaWNhdGVfZmluZ2VycHJpbnQYBCABKAkSEgoKc3ViX2ZpbHRlchgFIAEoCRIdChVjb3ZlcnNfd2hvbGVfZG9jdW1lbnQYBiABKAgSEwoLdGltZXN0YW1wZWQYByABKAgSDgoGaW50YWN0GAggASgIEg8KB3Byb2JsZW0YCSABKAkSDAoEa2luZBgKIAEoCRIQCghyZXZpc2lvbhgLIAEoDRIfChdsYXRlcl9jaGFuZ2VzX3Blcm1pdHRlZBgMIAEoCBINCgVsZXZlbBgNIAEoCRISCgppbmRpY2F0aW9uGA4gASgJEhYKDnN1Yl9pbmRpY2F0aW9uGA8gASgJEhYKDnRpbWVzdGFtcF90aW1lGBAgASgJEhsKE3RpbWVzdGFtcF9hdXRob3JpdHkYESABKAkSEgoKcmV2b2NhdGlvbhgSIAEoCSIxChBWZXJpZmllZERvY3VtZW50Eg4KBnNoYTI1NhgBIAEoCRINCgVwYWdlcxgCIAEoDSIbChlHZXRWZXJpZmljYXRpb25LZXlSZXF1ZXN0Io8CChpHZXRWZXJpZmljYXRpb25LZXlSZXNwb25zZRIXCg9jZXJ0aWZpY2F0ZV9wZW0YASABKAkSEQoJY2hhaW5fcGVtGAIgAygJEhYKDnB1YmxpY19rZXlfcGVtGAMgASgJEhoKEmNlcnRpZmljYXRlX3NoYTI1NhgEIAEoCRIRCglhbGdvcml0aG0YBSABKAkSDwoHc3ViamVjdBgGIAEoCRIOCgZpc3N1ZXIYByABKAkSLgoKbm90X2JlZm9yZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbm90X2FmdGVyGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCqrAQoOQXVkaXRFdmVudFR5cGUSIAocQVVESVRfRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEhoKFkFVRElUX0VWRU5UX1RZUEVfUkVBRFkQARIbChdBVURJVF9FVkVOVF9UWVBFX1NDUk9MTBACEiEKHUFVRElUX0VWRU5UX1RZUEVfRklFTERfQ0hBTkdFEAMSGwoXQVVESVRfRVZFTlRfVFlQRV9TVUJNSVQQBDLvAgoOU2lnbmluZ1NlcnZpY2USPwoEU2lnbhIaLmRvY3NlcnZpY2UudjEuU2lnblJlcXVlc3QaGy5kb2NzZXJ2aWNlLnYxLlNpZ25SZXNwb25zZRJhCgZWZXJpZnkSKi5kb2NzZXJ2aWNlLnYxLlNpZ25pbmdTZXJ2aWNlVmVyaWZ5UmVxdWVzdBorLmRvY3NlcnZpY2UudjEuU2lnbmluZ1NlcnZpY2VWZXJpZnlSZXNwb25zZRJOCglUaW1lc3RhbXASHy5kb2NzZXJ2aWNlLnYxLlRpbWVzdGFtcFJlcXVlc3QaIC5kb2NzZXJ2aWNlLnYxLlRpbWVzdGFtcFJlc3BvbnNlEmkKEkdldFZlcmlmaWNhdGlvbktleRIoLmRvY3NlcnZpY2UudjEuR2V0VmVyaWZpY2F0aW9uS2V5UmVxdWVzdBopLmRvY3NlcnZpY2UudjEuR2V0VmVyaWZpY2F0aW9uS2V5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The document to sign or verify.
@@ -207,6 +207,15 @@ export type SignRequest = Message<"docservice.v1.SignRequest"> & {
    * @generated from field: string caller_key_id = 7;
    */
   callerKeyId: string;
+
+  /**
+   * PAdES baseline level: "B-B", "B-T" (signature timestamp), "B-LT" (plus
+   * the chains' revocation data in the DSS) or "B-LTA" (plus a document
+   * timestamp). Empty: the server's SIGNING_LEVEL.
+   *
+   * @generated from field: string level = 8;
+   */
+  level: string;
 };
 
 /**
@@ -266,6 +275,49 @@ export const SignedDocumentSchema: GenMessage<SignedDocument> = /*@__PURE__*/
   messageDesc(file_docservice_v1_signing, 6);
 
 /**
+ * Asks for a signed PDF to be extended with validation data and a document
+ * timestamp.
+ *
+ * @generated from message docservice.v1.TimestampRequest
+ */
+export type TimestampRequest = Message<"docservice.v1.TimestampRequest"> & {
+  /**
+   * The signed PDF.
+   *
+   * @generated from field: docservice.v1.DocumentSource document = 1;
+   */
+  document?: DocumentSource | undefined;
+};
+
+/**
+ * Describes the message docservice.v1.TimestampRequest.
+ * Use `create(TimestampRequestSchema)` to create a new message.
+ */
+export const TimestampRequestSchema: GenMessage<TimestampRequest> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_signing, 7);
+
+/**
+ * The extended document.
+ *
+ * @generated from message docservice.v1.TimestampResponse
+ */
+export type TimestampResponse = Message<"docservice.v1.TimestampResponse"> & {
+  /**
+   * The PDF with the new validation data and document timestamp appended.
+   *
+   * @generated from field: docservice.v1.SignedDocument document = 1;
+   */
+  document?: SignedDocument | undefined;
+};
+
+/**
+ * Describes the message docservice.v1.TimestampResponse.
+ * Use `create(TimestampResponseSchema)` to create a new message.
+ */
+export const TimestampResponseSchema: GenMessage<TimestampResponse> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_signing, 8);
+
+/**
  * Asks for the signatures of a PDF to be checked.
  *
  * @generated from message docservice.v1.SigningServiceVerifyRequest
@@ -284,7 +336,7 @@ export type SigningServiceVerifyRequest = Message<"docservice.v1.SigningServiceV
  * Use `create(SigningServiceVerifyRequestSchema)` to create a new message.
  */
 export const SigningServiceVerifyRequestSchema: GenMessage<SigningServiceVerifyRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 7);
+  messageDesc(file_docservice_v1_signing, 9);
 
 /**
  * Result of checking a PDF's signatures.
@@ -328,7 +380,7 @@ export type SigningServiceVerifyResponse = Message<"docservice.v1.SigningService
  * Use `create(SigningServiceVerifyResponseSchema)` to create a new message.
  */
 export const SigningServiceVerifyResponseSchema: GenMessage<SigningServiceVerifyResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 8);
+  messageDesc(file_docservice_v1_signing, 10);
 
 /**
  * What was found about one signature.
@@ -398,6 +450,74 @@ export type SignerReport = Message<"docservice.v1.SignerReport"> & {
    * @generated from field: string problem = 9;
    */
   problem: string;
+
+  /**
+   * "signature", or "document-timestamp" (SubFilter ETSI.RFC3161).
+   *
+   * @generated from field: string kind = 10;
+   */
+  kind: string;
+
+  /**
+   * The revision the signature covers (1 = the document as first saved).
+   *
+   * @generated from field: uint32 revision = 11;
+   */
+  revision: number;
+
+  /**
+   * Every later revision makes only permitted changes (signatures, form
+   * fields, DSS, document timestamps).
+   *
+   * @generated from field: bool later_changes_permitted = 12;
+   */
+  laterChangesPermitted: boolean;
+
+  /**
+   * PAdES baseline level reached: "B-B", "B-T", "B-LT", "B-LTA"; "" for a
+   * document timestamp or an unreadable signature.
+   *
+   * @generated from field: string level = 13;
+   */
+  level: string;
+
+  /**
+   * ETSI EN 319 102-1 style: "TOTAL-PASSED", "INDETERMINATE", "TOTAL-FAILED".
+   *
+   * @generated from field: string indication = 14;
+   */
+  indication: string;
+
+  /**
+   * Why, when not TOTAL-PASSED (e.g. "HASH_FAILURE", "REVOKED_NO_POE",
+   * "NO_CERTIFICATE_CHAIN_FOUND", "TRY_LATER", "FORMAT_FAILURE").
+   *
+   * @generated from field: string sub_indication = 15;
+   */
+  subIndication: string;
+
+  /**
+   * Time of the signature timestamp (a document timestamp's own time), ISO
+   * 8601; "" without one.
+   *
+   * @generated from field: string timestamp_time = 16;
+   */
+  timestampTime: string;
+
+  /**
+   * Name of the time-stamping authority; "" without a timestamp.
+   *
+   * @generated from field: string timestamp_authority = 17;
+   */
+  timestampAuthority: string;
+
+  /**
+   * Revocation status used for each certificate of the chain, and where it
+   * came from (the document's DSS, or fetched).
+   *
+   * @generated from field: string revocation = 18;
+   */
+  revocation: string;
 };
 
 /**
@@ -405,7 +525,7 @@ export type SignerReport = Message<"docservice.v1.SignerReport"> & {
  * Use `create(SignerReportSchema)` to create a new message.
  */
 export const SignerReportSchema: GenMessage<SignerReport> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 9);
+  messageDesc(file_docservice_v1_signing, 11);
 
 /**
  * Facts about a checked document.
@@ -433,7 +553,7 @@ export type VerifiedDocument = Message<"docservice.v1.VerifiedDocument"> & {
  * Use `create(VerifiedDocumentSchema)` to create a new message.
  */
 export const VerifiedDocumentSchema: GenMessage<VerifiedDocument> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 10);
+  messageDesc(file_docservice_v1_signing, 12);
 
 /**
  * Asks for the verification key.
@@ -448,7 +568,7 @@ export type GetVerificationKeyRequest = Message<"docservice.v1.GetVerificationKe
  * Use `create(GetVerificationKeyRequestSchema)` to create a new message.
  */
 export const GetVerificationKeyRequestSchema: GenMessage<GetVerificationKeyRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 11);
+  messageDesc(file_docservice_v1_signing, 13);
 
 /**
  * The key signatures can be checked with.
@@ -525,7 +645,7 @@ export type GetVerificationKeyResponse = Message<"docservice.v1.GetVerificationK
  * Use `create(GetVerificationKeyResponseSchema)` to create a new message.
  */
 export const GetVerificationKeyResponseSchema: GenMessage<GetVerificationKeyResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_signing, 12);
+  messageDesc(file_docservice_v1_signing, 14);
 
 /**
  * Kind of audit-trail event.
@@ -576,9 +696,10 @@ export const AuditEventTypeSchema: GenEnum<AuditEventType> = /*@__PURE__*/
   enumDesc(file_docservice_v1_signing, 0);
 
 /**
- * SigningService signs PDF and DOCX documents with a PAdES baseline B-B
- * signature whose key lives in an HSM (PKCS#11) or a local key file, after
- * appending an audit-trail certificate page.
+ * SigningService signs PDF and DOCX documents with a PAdES baseline signature
+ * (B-B to B-LTA) whose key lives in an HSM (PKCS#11) or a local key file, by
+ * incremental update (a signed PDF can be countersigned), after appending an
+ * audit-trail certificate page to a document not signed yet.
  *
  * @generated from service docservice.v1.SigningService
  */
@@ -602,6 +723,17 @@ export const SigningService: GenService<{
     methodKind: "unary";
     input: typeof SigningServiceVerifyRequestSchema;
     output: typeof SigningServiceVerifyResponseSchema;
+  },
+  /**
+   * Extends an archived signed PDF: fresh validation data for its signatures
+   * and timestamps, and a new document timestamp (renews PAdES B-LTA).
+   *
+   * @generated from rpc docservice.v1.SigningService.Timestamp
+   */
+  timestamp: {
+    methodKind: "unary";
+    input: typeof TimestampRequestSchema;
+    output: typeof TimestampResponseSchema;
   },
   /**
    * Returns the certificate and public key that signatures can be checked with.

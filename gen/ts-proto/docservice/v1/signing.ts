@@ -158,6 +158,12 @@ export interface SignRequest {
    * event_id.
    */
   callerKeyId: string;
+  /**
+   * PAdES baseline level: "B-B", "B-T" (signature timestamp), "B-LT" (plus
+   * the chains' revocation data in the DSS) or "B-LTA" (plus a document
+   * timestamp). Empty: the server's SIGNING_LEVEL.
+   */
+  level: string;
 }
 
 /** A signed document. */
@@ -172,6 +178,21 @@ export interface SignedDocument {
   content: Buffer;
   /** Always "application/pdf". */
   contentType: string;
+}
+
+/**
+ * Asks for a signed PDF to be extended with validation data and a document
+ * timestamp.
+ */
+export interface TimestampRequest {
+  /** The signed PDF. */
+  document: DocumentSource | undefined;
+}
+
+/** The extended document. */
+export interface TimestampResponse {
+  /** The PDF with the new validation data and document timestamp appended. */
+  document: SignedDocument | undefined;
 }
 
 /** Asks for the signatures of a PDF to be checked. */
@@ -216,6 +237,39 @@ export interface SignerReport {
   intact: boolean;
   /** The first problem found with this signature, if any. */
   problem: string;
+  /** "signature", or "document-timestamp" (SubFilter ETSI.RFC3161). */
+  kind: string;
+  /** The revision the signature covers (1 = the document as first saved). */
+  revision: number;
+  /**
+   * Every later revision makes only permitted changes (signatures, form
+   * fields, DSS, document timestamps).
+   */
+  laterChangesPermitted: boolean;
+  /**
+   * PAdES baseline level reached: "B-B", "B-T", "B-LT", "B-LTA"; "" for a
+   * document timestamp or an unreadable signature.
+   */
+  level: string;
+  /** ETSI EN 319 102-1 style: "TOTAL-PASSED", "INDETERMINATE", "TOTAL-FAILED". */
+  indication: string;
+  /**
+   * Why, when not TOTAL-PASSED (e.g. "HASH_FAILURE", "REVOKED_NO_POE",
+   * "NO_CERTIFICATE_CHAIN_FOUND", "TRY_LATER", "FORMAT_FAILURE").
+   */
+  subIndication: string;
+  /**
+   * Time of the signature timestamp (a document timestamp's own time), ISO
+   * 8601; "" without one.
+   */
+  timestampTime: string;
+  /** Name of the time-stamping authority; "" without a timestamp. */
+  timestampAuthority: string;
+  /**
+   * Revocation status used for each certificate of the chain, and where it
+   * came from (the document's DSS, or fetched).
+   */
+  revocation: string;
 }
 
 /** Facts about a checked document. */
@@ -637,6 +691,7 @@ function createBaseSignRequest(): SignRequest {
     metadata: undefined,
     certificate: undefined,
     callerKeyId: "",
+    level: "",
   };
 }
 
@@ -662,6 +717,9 @@ export const SignRequest: MessageFns<SignRequest> = {
     }
     if (message.callerKeyId !== "") {
       writer.uint32(58).string(message.callerKeyId);
+    }
+    if (message.level !== "") {
+      writer.uint32(66).string(message.level);
     }
     return writer;
   },
@@ -735,6 +793,14 @@ export const SignRequest: MessageFns<SignRequest> = {
             message.callerKeyId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.level = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -768,6 +834,7 @@ export const SignRequest: MessageFns<SignRequest> = {
         : isSet(object.caller_key_id)
         ? globalThis.String(object.caller_key_id)
         : "",
+      level: isSet(object.level) ? globalThis.String(object.level) : "",
     };
   },
 
@@ -794,6 +861,9 @@ export const SignRequest: MessageFns<SignRequest> = {
     if (message.callerKeyId !== "") {
       obj.callerKeyId = message.callerKeyId;
     }
+    if (message.level !== "") {
+      obj.level = message.level;
+    }
     return obj;
   },
 
@@ -815,6 +885,7 @@ export const SignRequest: MessageFns<SignRequest> = {
       ? CertificateOptions.fromPartial(object.certificate)
       : undefined;
     message.callerKeyId = object.callerKeyId ?? "";
+    message.level = object.level ?? "";
     return message;
   },
 };
@@ -973,6 +1044,144 @@ export const SignedDocument: MessageFns<SignedDocument> = {
     const message = createBaseSignedDocument();
     message.content = object.content ?? Buffer.alloc(0);
     message.contentType = object.contentType ?? "";
+    return message;
+  },
+};
+
+function createBaseTimestampRequest(): TimestampRequest {
+  return { document: undefined };
+}
+
+export const TimestampRequest: MessageFns<TimestampRequest> = {
+  encode(message: TimestampRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.document !== undefined) {
+      DocumentSource.encode(message.document, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TimestampRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTimestampRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.document = DocumentSource.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TimestampRequest {
+    return { document: isSet(object.document) ? DocumentSource.fromJSON(object.document) : undefined };
+  },
+
+  toJSON(message: TimestampRequest): unknown {
+    const obj: any = {};
+    if (message.document !== undefined) {
+      obj.document = DocumentSource.toJSON(message.document);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TimestampRequest>, I>>(base?: I): TimestampRequest {
+    return TimestampRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TimestampRequest>, I>>(object: I): TimestampRequest {
+    const message = createBaseTimestampRequest();
+    message.document = (object.document !== undefined && object.document !== null)
+      ? DocumentSource.fromPartial(object.document)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseTimestampResponse(): TimestampResponse {
+  return { document: undefined };
+}
+
+export const TimestampResponse: MessageFns<TimestampResponse> = {
+  encode(message: TimestampResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.document !== undefined) {
+      SignedDocument.encode(message.document, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TimestampResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTimestampResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.document = SignedDocument.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TimestampResponse {
+    return { document: isSet(object.document) ? SignedDocument.fromJSON(object.document) : undefined };
+  },
+
+  toJSON(message: TimestampResponse): unknown {
+    const obj: any = {};
+    if (message.document !== undefined) {
+      obj.document = SignedDocument.toJSON(message.document);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TimestampResponse>, I>>(base?: I): TimestampResponse {
+    return TimestampResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TimestampResponse>, I>>(object: I): TimestampResponse {
+    const message = createBaseTimestampResponse();
+    message.document = (object.document !== undefined && object.document !== null)
+      ? SignedDocument.fromPartial(object.document)
+      : undefined;
     return message;
   },
 };
@@ -1178,6 +1387,15 @@ function createBaseSignerReport(): SignerReport {
     timestamped: false,
     intact: false,
     problem: "",
+    kind: "",
+    revision: 0,
+    laterChangesPermitted: false,
+    level: "",
+    indication: "",
+    subIndication: "",
+    timestampTime: "",
+    timestampAuthority: "",
+    revocation: "",
   };
 }
 
@@ -1209,6 +1427,33 @@ export const SignerReport: MessageFns<SignerReport> = {
     }
     if (message.problem !== "") {
       writer.uint32(74).string(message.problem);
+    }
+    if (message.kind !== "") {
+      writer.uint32(82).string(message.kind);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(88).uint32(message.revision);
+    }
+    if (message.laterChangesPermitted !== false) {
+      writer.uint32(96).bool(message.laterChangesPermitted);
+    }
+    if (message.level !== "") {
+      writer.uint32(106).string(message.level);
+    }
+    if (message.indication !== "") {
+      writer.uint32(114).string(message.indication);
+    }
+    if (message.subIndication !== "") {
+      writer.uint32(122).string(message.subIndication);
+    }
+    if (message.timestampTime !== "") {
+      writer.uint32(130).string(message.timestampTime);
+    }
+    if (message.timestampAuthority !== "") {
+      writer.uint32(138).string(message.timestampAuthority);
+    }
+    if (message.revocation !== "") {
+      writer.uint32(146).string(message.revocation);
     }
     return writer;
   },
@@ -1298,6 +1543,78 @@ export const SignerReport: MessageFns<SignerReport> = {
             message.problem = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.revision = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.laterChangesPermitted = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.level = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.indication = reader.string();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.subIndication = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.timestampTime = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.timestampAuthority = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.revocation = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1337,6 +1654,31 @@ export const SignerReport: MessageFns<SignerReport> = {
       timestamped: isSet(object.timestamped) ? globalThis.Boolean(object.timestamped) : false,
       intact: isSet(object.intact) ? globalThis.Boolean(object.intact) : false,
       problem: isSet(object.problem) ? globalThis.String(object.problem) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      laterChangesPermitted: isSet(object.laterChangesPermitted)
+        ? globalThis.Boolean(object.laterChangesPermitted)
+        : isSet(object.later_changes_permitted)
+        ? globalThis.Boolean(object.later_changes_permitted)
+        : false,
+      level: isSet(object.level) ? globalThis.String(object.level) : "",
+      indication: isSet(object.indication) ? globalThis.String(object.indication) : "",
+      subIndication: isSet(object.subIndication)
+        ? globalThis.String(object.subIndication)
+        : isSet(object.sub_indication)
+        ? globalThis.String(object.sub_indication)
+        : "",
+      timestampTime: isSet(object.timestampTime)
+        ? globalThis.String(object.timestampTime)
+        : isSet(object.timestamp_time)
+        ? globalThis.String(object.timestamp_time)
+        : "",
+      timestampAuthority: isSet(object.timestampAuthority)
+        ? globalThis.String(object.timestampAuthority)
+        : isSet(object.timestamp_authority)
+        ? globalThis.String(object.timestamp_authority)
+        : "",
+      revocation: isSet(object.revocation) ? globalThis.String(object.revocation) : "",
     };
   },
 
@@ -1369,6 +1711,33 @@ export const SignerReport: MessageFns<SignerReport> = {
     if (message.problem !== "") {
       obj.problem = message.problem;
     }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
+    if (message.laterChangesPermitted !== false) {
+      obj.laterChangesPermitted = message.laterChangesPermitted;
+    }
+    if (message.level !== "") {
+      obj.level = message.level;
+    }
+    if (message.indication !== "") {
+      obj.indication = message.indication;
+    }
+    if (message.subIndication !== "") {
+      obj.subIndication = message.subIndication;
+    }
+    if (message.timestampTime !== "") {
+      obj.timestampTime = message.timestampTime;
+    }
+    if (message.timestampAuthority !== "") {
+      obj.timestampAuthority = message.timestampAuthority;
+    }
+    if (message.revocation !== "") {
+      obj.revocation = message.revocation;
+    }
     return obj;
   },
 
@@ -1386,6 +1755,15 @@ export const SignerReport: MessageFns<SignerReport> = {
     message.timestamped = object.timestamped ?? false;
     message.intact = object.intact ?? false;
     message.problem = object.problem ?? "";
+    message.kind = object.kind ?? "";
+    message.revision = object.revision ?? 0;
+    message.laterChangesPermitted = object.laterChangesPermitted ?? false;
+    message.level = object.level ?? "";
+    message.indication = object.indication ?? "";
+    message.subIndication = object.subIndication ?? "";
+    message.timestampTime = object.timestampTime ?? "";
+    message.timestampAuthority = object.timestampAuthority ?? "";
+    message.revocation = object.revocation ?? "";
     return message;
   },
 };
@@ -1759,9 +2137,10 @@ export const GetVerificationKeyResponse: MessageFns<GetVerificationKeyResponse> 
 };
 
 /**
- * SigningService signs PDF and DOCX documents with a PAdES baseline B-B
- * signature whose key lives in an HSM (PKCS#11) or a local key file, after
- * appending an audit-trail certificate page.
+ * SigningService signs PDF and DOCX documents with a PAdES baseline signature
+ * (B-B to B-LTA) whose key lives in an HSM (PKCS#11) or a local key file, by
+ * incremental update (a signed PDF can be countersigned), after appending an
+ * audit-trail certificate page to a document not signed yet.
  */
 export type SigningServiceService = typeof SigningServiceService;
 export const SigningServiceService = {
@@ -1787,6 +2166,19 @@ export const SigningServiceService = {
       Buffer.from(SigningServiceVerifyResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SigningServiceVerifyResponse => SigningServiceVerifyResponse.decode(value),
   },
+  /**
+   * Extends an archived signed PDF: fresh validation data for its signatures
+   * and timestamps, and a new document timestamp (renews PAdES B-LTA).
+   */
+  timestamp: {
+    path: "/docservice.v1.SigningService/Timestamp" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TimestampRequest): Buffer => Buffer.from(TimestampRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TimestampRequest => TimestampRequest.decode(value),
+    responseSerialize: (value: TimestampResponse): Buffer => Buffer.from(TimestampResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TimestampResponse => TimestampResponse.decode(value),
+  },
   /** Returns the certificate and public key that signatures can be checked with. */
   getVerificationKey: {
     path: "/docservice.v1.SigningService/GetVerificationKey" as const,
@@ -1806,6 +2198,11 @@ export interface SigningServiceServer extends UntypedServiceImplementation {
   sign: handleUnaryCall<SignRequest, SignResponse>;
   /** Checks every signature in a signed PDF. */
   verify: handleUnaryCall<SigningServiceVerifyRequest, SigningServiceVerifyResponse>;
+  /**
+   * Extends an archived signed PDF: fresh validation data for its signatures
+   * and timestamps, and a new document timestamp (renews PAdES B-LTA).
+   */
+  timestamp: handleUnaryCall<TimestampRequest, TimestampResponse>;
   /** Returns the certificate and public key that signatures can be checked with. */
   getVerificationKey: handleUnaryCall<GetVerificationKeyRequest, GetVerificationKeyResponse>;
 }
@@ -1839,6 +2236,25 @@ export interface SigningServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SigningServiceVerifyResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Extends an archived signed PDF: fresh validation data for its signatures
+   * and timestamps, and a new document timestamp (renews PAdES B-LTA).
+   */
+  timestamp(
+    request: TimestampRequest,
+    callback: (error: ServiceError | null, response: TimestampResponse) => void,
+  ): ClientUnaryCall;
+  timestamp(
+    request: TimestampRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TimestampResponse) => void,
+  ): ClientUnaryCall;
+  timestamp(
+    request: TimestampRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TimestampResponse) => void,
   ): ClientUnaryCall;
   /** Returns the certificate and public key that signatures can be checked with. */
   getVerificationKey(

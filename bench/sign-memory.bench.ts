@@ -1,0 +1,109 @@
+/**
+ * bench:sign, memory part — what POST /v1/sign of a large PDF costs the
+ * platform process (its own process, embedded defaults, LOG_LEVEL warn) in
+ * resident memory: the rise of its high-water mark (VmHWM, reset through
+ * /proc/<pid>/clear_refs just before) over its resident size at that moment,
+ * as a multiple of the file size, and the time the request took. The file is
+ * BENCH_SIGN_PAGES (300) pages of incompressible images, about 100 KB each;
+ * a 1-page one for comparison. Each case runs on a fresh platform after a
+ * warm-up, so one case's garbage does not count in the next:
+ *
+ *   sign                 the whole request: body, worker, signer, answer
+ *   sign, no page        certificate.enabled false: no certificate page
+ *   verify, not a PDF    the path up to the worker alone: /v1/verify of as many
+ *                        random bytes, read, decoded, handed to a signing
+ *                        worker, refused there at once (422)
+ *   sign, replay         the same request again under its eventId: body in,
+ *                        the stored document out of the ledger (its own
+ *                        copies included), the answer
+ *   sign ×10 at once     peak resident size of ten concurrent requests
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { noisePdf } from "../test/support/noise-pdf.js";
+import { pdfsig } from "../test/support/pdf-validators.js";
+import { startPlatform, type Platform } from "../test/support/platform.js";
+import { residentRise, type ResidentRise } from "../test/support/process-memory.js";
+import { postJson, signBody, signedPdfOf } from "../test/support/sign-requests.js";
+
+const PAGES = Number(process.env.BENCH_SIGN_PAGES ?? 300);
+const IMAGE_BYTES = 100_000;
+const CONCURRENT = 10;
+const MB = 1024 * 1024;
+
+/** POSTs a JSON body to the platform; anything but `status` is an error. */
+async function post(platform: Platform, path: string, body: string, status = 200): Promise<Awaited<ReturnType<typeof postJson>>> {
+  const result = await postJson(platform.base, path, body, platform.apiKey);
+  if (result.status !== status) throw new Error(`${path} answered ${result.status}, not ${status}: ${JSON.stringify(result.body).slice(0, 500)}`);
+  return result;
+}
+
+async function measure(platform: Platform, work: () => Promise<unknown>): Promise<ResidentRise> {
+  await sleep(1000); // the warm-up's garbage collected, idle tasks done
+  return residentRise(platform.process.pid, work);
+}
+
+async function withPlatform<T>(run: (platform: Platform) => Promise<T>): Promise<T> {
+  const platform = await startPlatform({ CONVERSION_POOL_SIZE: "1", LOG_LEVEL: "warn", SIGNING_MAX_BYTES: String(64 * MB) });
+  try {
+    // Both worker threads load the signer and the page fonts before anything is measured.
+    const warm = JSON.stringify(signBody(await noisePdf(1, IMAGE_BYTES)));
+    for (let i = 0; i < 2; i++) await Promise.all([0, 1].map(() => post(platform, "/v1/sign", warm)));
+    return await run(platform);
+  } catch (error) {
+    console.error(platform.process.output().slice(-4000));
+    throw error;
+  } finally {
+    await platform.stop();
+  }
+}
+
+const format = (m: ResidentRise, fileBytes: number) =>
+  `+${(m.rise / MB).toFixed(0).padStart(4)} MB  (${(m.rise / fileBytes).toFixed(1).padStart(5)}× the file)  ${(m.ms / 1000).toFixed(2).padStart(6)} s`;
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "docservice-bench-sign-memory-"));
+  try {
+    const small = await noisePdf(1, IMAGE_BYTES);
+    const large = await noisePdf(PAGES, IMAGE_BYTES);
+    const pages = `${PAGES} pages`.padEnd(10);
+    console.log(`POST /v1/sign, platform process resident high-water mark rise; ${PAGES} pages = ${(large.length / MB).toFixed(1)} MB, 1 page = ${(small.length / 1024).toFixed(0)} KB`);
+
+    for (const [label, pdf] of [["1 page", small], [`${PAGES} pages`, large]] as const) {
+      const body = JSON.stringify(signBody(pdf));
+      const file = join(dir, "signed.pdf");
+      const m = await withPlatform((platform) => measure(platform, async () => writeFileSync(file, signedPdfOf(await post(platform, "/v1/sign", body)))));
+      if (!(await pdfsig(file)).signatures[0]?.valid) throw new Error(`pdfsig does not accept the signed ${label} PDF`);
+      console.log(`  sign               ${label.padEnd(10)} ${format(m, pdf.length)}`);
+    }
+
+    const noPage = JSON.stringify(signBody(large, { certificate: { enabled: false } }));
+    const m = await withPlatform((platform) => measure(platform, () => post(platform, "/v1/sign", noPage)));
+    console.log(`  sign, no page      ${pages} ${format(m, large.length)}`);
+
+    const notPdf = JSON.stringify({ document: { base64: randomBytes(large.length).toString("base64") } });
+    const verify = await withPlatform((platform) => measure(platform, () => post(platform, "/v1/verify", notPdf, 422)));
+    console.log(`  verify, not a PDF  ${`${(large.length / MB).toFixed(0)} MB`.padEnd(10)} ${format(verify, large.length)}`);
+
+    const replayed = JSON.stringify(signBody(large, { eventId: "bench-replay" }));
+    const replay = await withPlatform(async (platform) => {
+      await post(platform, "/v1/sign", replayed);
+      return measure(platform, () => post(platform, "/v1/sign", replayed));
+    });
+    console.log(`  sign, replay       ${pages} ${format(replay, large.length)}`);
+
+    const body = JSON.stringify(signBody(large));
+    const many = await withPlatform((platform) => measure(platform, () => Promise.all(Array.from({ length: CONCURRENT }, () => post(platform, "/v1/sign", body)))));
+    console.log(`  sign ×${CONCURRENT} at once   ${pages} peak ${(many.peak / MB).toFixed(0)} MB resident, ${format(many, CONCURRENT * large.length)} (of ten files)`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,183 @@
+/**
+ * What a standard validator says about one signature of a PDF, beyond its
+ * cryptographic integrity: the PAdES baseline level it reaches, its timestamp,
+ * the revocation status of its chain (from the document's DSS, else fetched
+ * like EU DSS does online), and an ETSI EN 319 102-1 style indication.
+ *
+ * Indications (simplified from EN 319 102-1, section 5.1.3):
+ *   TOTAL-FAILED    HASH_FAILURE (the bytes changed), SIG_CRYPTO_FAILURE, or
+ *                   FORMAT_FAILURE (later revisions made changes that are not permitted)
+ *   INDETERMINATE   NO_CERTIFICATE_CHAIN_FOUND (no configured trust anchor is reached,
+ *                   or none is configured), REVOKED_NO_POE (revoked, and no timestamp
+ *                   proves the signature existed before), TRY_LATER (no revocation data)
+ *   TOTAL-PASSED
+ */
+import * as pkijs from "pkijs";
+import type { SignatureLevel } from "../model.js";
+import { crlStatus, isSelfIssued, issues, ocspStatus, parseCertificate, type RevocationSource, type RevocationStatus } from "./revocation.js";
+
+export type Indication = "TOTAL-PASSED" | "INDETERMINATE" | "TOTAL-FAILED";
+
+export interface SignatureAssessment {
+  level: SignatureLevel | "";
+  indication: Indication;
+  subIndication: string;
+  /** The signature timestamp (a document timestamp's own time), ISO 8601, "" without one. */
+  timestampTime: string;
+  /** The TSA's name, "" without a timestamp. */
+  timestampAuthority: string;
+  /** "good (OCSP, embedded)", "revoked (CRL, fetched) since …", "unknown: …", "not checked". */
+  revocation: string;
+}
+
+export interface SignatureFacts {
+  kind: "signature" | "document-timestamp";
+  /** The CMS in /Contents. */
+  cmsDer: Buffer;
+  signerDer: Buffer | undefined;
+  intact: boolean;
+  /** Set when not intact: the digest no longer matches (else the signature itself failed). */
+  hashFailure: boolean;
+  /** Undefined when no trust anchors are configured. */
+  trusted: boolean | undefined;
+  laterChangesPermitted: boolean;
+  /** A later document timestamp is intact (the archive timestamp of B-LTA). */
+  laterDocumentTimestamp: boolean;
+}
+
+export interface DocumentValidationData {
+  certificates: Buffer[];
+  ocspResponses: Buffer[];
+  crls: Buffer[];
+}
+
+const OID_SIGNATURE_TIMESTAMP_TOKEN = "1.2.840.113549.1.9.16.2.14";
+
+export async function assessSignature(
+  facts: SignatureFacts,
+  dss: DocumentValidationData,
+  anchorsDer: Buffer[],
+  online: Pick<RevocationSource, "statusOf"> | undefined,
+): Promise<SignatureAssessment> {
+  const signed = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(facts.cmsDer).content });
+  const token = facts.kind === "document-timestamp" ? facts.cmsDer : signatureTimestampToken(signed);
+  const timestamp = token ? readTimestamp(token) : undefined;
+  const result: SignatureAssessment = {
+    level: "",
+    indication: "TOTAL-PASSED",
+    subIndication: "",
+    timestampTime: timestamp?.time.toISOString() ?? "",
+    timestampAuthority: timestamp?.authority ?? "",
+    revocation: "not checked",
+  };
+  if (!facts.intact) return { ...result, indication: "TOTAL-FAILED", subIndication: facts.hashFailure ? "HASH_FAILURE" : "SIG_CRYPTO_FAILURE" };
+  if (!facts.laterChangesPermitted) return { ...result, indication: "TOTAL-FAILED", subIndication: "FORMAT_FAILURE" };
+  if (facts.trusted !== true) return { ...result, indication: "INDETERMINATE", subIndication: "NO_CERTIFICATE_CHAIN_FOUND" };
+  if (facts.kind === "document-timestamp" || !facts.signerDer) return result;
+
+  const embedded = [...certificatesOf(signed), ...dss.certificates];
+  const chain = chainOf(parseCertificate(facts.signerDer), [...embedded, ...anchorsDer].map(parseCertificate));
+  const statuses = await chainStatus(chain, dss, online);
+  const withDss = statuses.every((status) => status.embedded);
+  result.level = !token ? "B-B" : !withDss ? "B-T" : facts.laterDocumentTimestamp ? "B-LTA" : "B-LT";
+  result.revocation = statuses.map((status) => status.text).join("; ") || "not needed (the signer is a trust anchor)";
+
+  const revoked = statuses.find((status) => status.status?.revokedAt !== undefined);
+  if (revoked) {
+    const provenBefore = timestamp !== undefined && timestamp.time < revoked.status!.revokedAt!;
+    if (!provenBefore) return { ...result, indication: "INDETERMINATE", subIndication: "REVOKED_NO_POE" };
+  } else if (statuses.some((status) => !status.status)) {
+    return { ...result, indication: "INDETERMINATE", subIndication: "TRY_LATER" };
+  }
+  return result;
+}
+
+/** The RFC 3161 token in a CMS signature's unsigned attributes (PAdES B-T), if any. */
+export function signatureTimestampToken(cms: Buffer | pkijs.SignedData): Buffer | undefined {
+  const signed = cms instanceof pkijs.SignedData ? cms : new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(cms).content });
+  const attributes = signed.signerInfos[0]?.unsignedAttrs?.attributes ?? [];
+  const value = attributes.find((attribute) => attribute.type === OID_SIGNATURE_TIMESTAMP_TOKEN)?.values[0];
+  return value ? Buffer.from(value.toBER()) : undefined;
+}
+
+function readTimestamp(tokenDer: Buffer): { time: Date; authority: string } | undefined {
+  try {
+    const signed = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(tokenDer).content });
+    const content = signed.encapContentInfo.eContent;
+    if (!content) return undefined;
+    const info = pkijs.TSTInfo.fromBER(content.getValue());
+    const tsa = certificatesOf(signed).map(parseCertificate).find((certificate) => !isSelfIssued(certificate)) ?? undefined;
+    return { time: info.genTime, authority: tsa ? commonName(tsa) : "" };
+  } catch {
+    return undefined;
+  }
+}
+
+function certificatesOf(signed: pkijs.SignedData): Buffer[] {
+  return (signed.certificates ?? [])
+    .filter((item): item is pkijs.Certificate => item instanceof pkijs.Certificate)
+    .map((certificate) => Buffer.from(certificate.toSchema(true).toBER()));
+}
+
+/** `leaf` and its issuers from `pool`, up to a self-issued certificate. */
+function chainOf(leaf: pkijs.Certificate, pool: pkijs.Certificate[]): pkijs.Certificate[] {
+  const chain = [leaf];
+  while (chain.length < 10 && !isSelfIssued(chain.at(-1)!)) {
+    const issuer = pool.find((candidate) => issues(candidate, chain.at(-1)!));
+    if (!issuer) break;
+    chain.push(issuer);
+  }
+  return chain;
+}
+
+interface ChainStatus {
+  status: RevocationStatus | undefined;
+  embedded: boolean;
+  text: string;
+}
+
+/** The status of every certificate of `chain` below its root: from the DSS when it has an answer, else fetched. */
+async function chainStatus(chain: pkijs.Certificate[], dss: DocumentValidationData, online: Pick<RevocationSource, "statusOf"> | undefined): Promise<ChainStatus[]> {
+  const statuses: ChainStatus[] = [];
+  for (let i = 0; i + 1 < chain.length; i++) {
+    const [certificate, issuer] = [chain[i]!, chain[i + 1]!];
+    const name = commonName(certificate);
+    const embedded = await embeddedStatus(certificate, issuer, dss);
+    if (embedded) {
+      statuses.push({ status: embedded, embedded: true, text: `${name}: ${describe(embedded, "embedded")}` });
+      continue;
+    }
+    if (!online) {
+      statuses.push({ status: undefined, embedded: false, text: `${name}: unknown (no revocation data in the document)` });
+      continue;
+    }
+    try {
+      const fetched = await online.statusOf(certificate, issuer);
+      statuses.push({ status: fetched, embedded: false, text: `${name}: ${describe(fetched, "fetched")}` });
+    } catch (error) {
+      statuses.push({ status: undefined, embedded: false, text: `${name}: unknown (${(error as Error).message})` });
+    }
+  }
+  return statuses;
+}
+
+async function embeddedStatus(certificate: pkijs.Certificate, issuer: pkijs.Certificate, dss: DocumentValidationData): Promise<RevocationStatus | undefined> {
+  for (const bytes of dss.ocspResponses) {
+    const status = await ocspStatus(bytes, certificate, issuer).catch(() => undefined);
+    if (status) return status;
+  }
+  for (const bytes of dss.crls) {
+    const status = await crlStatus(bytes, certificate, issuer).catch(() => undefined);
+    if (status) return status;
+  }
+  return undefined;
+}
+
+function describe(status: RevocationStatus, where: string): string {
+  return status.revokedAt ? `revoked (${status.source}, ${where}) since ${status.revokedAt.toISOString()}` : `good (${status.source}, ${where})`;
+}
+
+function commonName(certificate: pkijs.Certificate): string {
+  const cn = certificate.subject.typesAndValues.find((item) => item.type === "2.5.4.3");
+  return cn ? String(cn.value.valueBlock.value) : "certificate";
+}
