@@ -117,7 +117,14 @@ export class PdfFile {
 
   lookup(ref: PDFRef): PDFObject | undefined {
     if (this.objects.has(ref.objectNumber)) return this.objects.get(ref.objectNumber);
-    const object = this.parseObject(ref.objectNumber);
+    let object: PDFObject | undefined;
+    try {
+      object = this.parseObject(ref.objectNumber);
+    } catch (error) {
+      // pdf-lib's parser errors, zlib's: the file is damaged there
+      if (error instanceof PdfReadError) throw error;
+      throw new PdfReadError(`object ${ref.objectNumber} cannot be read: ${(error as Error).message}`, { cause: error });
+    }
     this.objects.set(ref.objectNumber, object);
     return object;
   }

@@ -109,7 +109,7 @@ export async function signPdf(pdf: Buffer | PdfOutput, key: SigningKey, options:
       },
     });
   } catch (error) {
-    if (error instanceof ServiceError || !(error instanceof PdfReadError || isPdfLibError(error))) throw error;
+    if (!(error instanceof PdfReadError)) throw error;
     throw unreadable(error);
   }
   return output.bytes;
@@ -141,11 +141,6 @@ export function openSignablePdf(pdf: Buffer): PdfFile {
   }
   if (pages <= 0) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF has no pages.");
   return file;
-}
-
-/** pdf-lib's parser errors (a damaged object) are the document's fault. */
-function isPdfLibError(error: unknown): boolean {
-  return error instanceof Error && /^(PDF|Unexpected|Expected|Invalid|Failed to)/.test(error.message + error.constructor.name);
 }
 
 function unreadable(error: unknown): ServiceError {
