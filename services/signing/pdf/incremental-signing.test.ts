@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { PDFHexString, PDFName, PDFNumber, PDFRef } from "pdf-lib";
+import { PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef } from "pdf-lib";
 import { pdfsig } from "../../../test/support/pdf-validators.js";
 import { textPdf } from "../../../test/support/pdf-fixtures.js";
 import { loadOrCreateLocalKey } from "../keys/local-key.js";
@@ -73,6 +73,27 @@ describe("incremental signing", () => {
     const signed = await signPdf(damaged, key, { signerName: "x", signingTime: SIGNING_TIME });
     const result = await checked(signed, "damaged");
     assert.equal(result.signatures[0]?.valid, true, result.raw);
+  });
+
+  test("an indirect /Annots array: a signature widget may join it later, a link annotation may not", async () => {
+    const document = await PDFDocument.create();
+    const page = document.addPage([300, 300]);
+    page.node.set(PDFName.of("Annots"), document.context.register(document.context.obj([])));
+    const signed = await signPdf(Buffer.from(await document.save()), key, { signerName: "one", signingTime: SIGNING_TIME });
+    const countersigned = await signPdf(signed, key, { signerName: "two", signingTime: SIGNING_TIME });
+    const both = await verifyPdfSignatures(countersigned);
+    assert.deepEqual(both.signers.map((signer) => signer.laterChangesPermitted), [true, true], both.reason);
+
+    const file = PdfFile.open(countersigned);
+    const pageRef = file.resolveArray(file.resolveDict(file.catalog().get(PDFName.of("Pages")))!.get(PDFName.of("Kids")))!.get(0) as PDFRef;
+    const annotsRef = file.resolveDict(pageRef)!.get(PDFName.of("Annots")) as PDFRef;
+    assert.ok(annotsRef instanceof PDFRef, "the page's /Annots stayed indirect");
+    const update = new IncrementalUpdate(file);
+    const link = update.add(file.context.obj({ Type: "Annot", Subtype: "Link", Rect: [0, 0, 10, 10] }));
+    update.set(annotsRef, file.context.obj([...file.resolveArray(annotsRef)!.asArray(), link]));
+    const linked = await verifyPdfSignatures(Buffer.concat([countersigned, update.serialize().bytes]));
+    assert.deepEqual(linked.signers.map((signer) => signer.laterChangesPermitted), [false, false]);
+    assert.match(linked.signers[1]!.problem ?? "", /other than a signature field/);
   });
 
   test("later revisions that add a page or change the document information are not permitted changes", async () => {

@@ -7,7 +7,7 @@
  * revision had (page content, the page tree, the document information, other
  * fields' values) is not.
  */
-import { PDFArray, PDFDict, PDFName, PDFRef, type PDFObject } from "pdf-lib";
+import { PDFArray, PDFDict, PDFName, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
 import { PdfFile } from "./pdf-file.js";
 
 export interface LaterChanges {
@@ -44,7 +44,10 @@ export function changesAfter(file: PdfFile, revisionEnd: number): LaterChanges {
 
 function judgeChange(isCatalog: boolean, old: PDFObject | undefined, current: PDFObject | undefined, before: PdfFile, after: PdfFile): string | undefined {
   if (old instanceof PDFArray && current instanceof PDFArray) {
-    return extends_(old, current) ? undefined : "an array lost or reordered entries";
+    if (!extends_(old, current)) return "an array lost or reordered entries";
+    // an indirect /Fields, /Annots or DSS array: only signature fields and widgets, or DSS data, may join it
+    const added = current.asArray().slice(old.size());
+    return added.every((item) => isSignatureField(after, item) || isDssData(after, item)) ? undefined : "an array gained an entry other than a signature field";
   }
   if (!(old instanceof PDFDict) || !(current instanceof PDFDict)) return "an object was replaced";
   const changed = changedKeys(old, current);
@@ -75,6 +78,16 @@ function extends_(old: PDFArray, current: PDFArray): boolean {
   return old.size() <= current.size() && old.asArray().every((item, index) => String(item) === String(current.get(index)));
 }
 
+function isSignatureField(file: PdfFile, item: PDFObject): boolean {
+  return file.resolve(file.resolveDict(item)?.get(PDFName.of("FT"))) === PDFName.of("Sig");
+}
+
+/** A certificate, OCSP response or CRL of a DSS: a stream with no /Type. */
+function isDssData(file: PdfFile, item: PDFObject): boolean {
+  const stream = file.resolve(item);
+  return stream instanceof PDFRawStream && !stream.dict.has(PDFName.of("Type"));
+}
+
 function newAnnotationsAreSignatureWidgets(old: PDFDict, current: PDFDict, before: PdfFile, after: PdfFile): boolean {
   const oldAnnots = before.resolveArray(old.get(PDFName.of("Annots")))?.asArray() ?? [];
   const newAnnots = after.resolveArray(current.get(PDFName.of("Annots")))?.asArray() ?? [];
@@ -82,8 +95,5 @@ function newAnnotationsAreSignatureWidgets(old: PDFDict, current: PDFDict, befor
   if (!oldAnnots.every((item) => newAnnots.some((candidate) => String(candidate) === String(item)))) return false;
   return newAnnots
     .filter((item) => !kept.has(String(item)))
-    .every((item) => {
-      const annotation = after.resolveDict(item);
-      return annotation?.get(PDFName.of("Subtype")) === PDFName.of("Widget") && after.resolve(annotation.get(PDFName.of("FT"))) === PDFName.of("Sig");
-    });
+    .every((item) => after.resolveDict(item)?.get(PDFName.of("Subtype")) === PDFName.of("Widget") && isSignatureField(after, item));
 }
