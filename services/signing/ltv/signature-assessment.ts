@@ -62,7 +62,7 @@ export async function assessSignature(
   const signed = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(facts.cmsDer).content });
   const token = facts.kind === "document-timestamp" ? facts.cmsDer : signatureTimestampToken(signed);
   const timestamp = token ? readTimestamp(token) : undefined;
-  const result: SignatureAssessment = {
+  const result: SignatureAssessment & { statuses?: ChainStatus[] } = {
     level: "",
     indication: "TOTAL-PASSED",
     subIndication: "",
@@ -70,23 +70,32 @@ export async function assessSignature(
     timestampAuthority: timestamp?.authority ?? "",
     revocation: "not checked",
   };
+  if (facts.kind === "signature" && facts.signerDer) {
+    const embedded = [...certificatesOf(signed), ...dss.certificates];
+    const chain = chainOf(parseCertificate(facts.signerDer), [...embedded, ...anchorsDer].map(parseCertificate));
+    // only a chain that reaches a trust anchor is worth a fetch: a PDF must not make us call URLs of its own choosing
+    const statuses = await chainStatus(chain, dss, facts.trusted === true ? online : undefined);
+    const inDss = dss.certificates.some((der) => der.equals(facts.signerDer!));
+    const longTerm = statuses.length > 0 ? statuses.every((status) => status.embedded) : inDss;
+    result.level = !token ? "B-B" : !longTerm ? "B-T" : facts.laterDocumentTimestamp ? "B-LTA" : "B-LT";
+    result.revocation =
+      statuses.map((status) => status.text).join("; ") || (facts.trusted ? "not needed (the signer is a trust anchor)" : "not checked (a self-signed certificate)");
+    result.statuses = statuses;
+  }
+  return judgeIndication(result, facts, timestamp?.time);
+}
+
+/** The indication, in EN 319 102-1's order: integrity, format, trust, revocation. */
+function judgeIndication(assessment: SignatureAssessment & { statuses?: ChainStatus[] }, facts: SignatureFacts, timestampTime: Date | undefined): SignatureAssessment {
+  const { statuses, ...result } = assessment;
   if (!facts.intact) return { ...result, indication: "TOTAL-FAILED", subIndication: facts.hashFailure ? "HASH_FAILURE" : "SIG_CRYPTO_FAILURE" };
   if (!facts.laterChangesPermitted) return { ...result, indication: "TOTAL-FAILED", subIndication: "FORMAT_FAILURE" };
   if (facts.trusted !== true) return { ...result, indication: "INDETERMINATE", subIndication: "NO_CERTIFICATE_CHAIN_FOUND" };
-  if (facts.kind === "document-timestamp" || !facts.signerDer) return result;
-
-  const embedded = [...certificatesOf(signed), ...dss.certificates];
-  const chain = chainOf(parseCertificate(facts.signerDer), [...embedded, ...anchorsDer].map(parseCertificate));
-  const statuses = await chainStatus(chain, dss, online);
-  const withDss = statuses.every((status) => status.embedded);
-  result.level = !token ? "B-B" : !withDss ? "B-T" : facts.laterDocumentTimestamp ? "B-LTA" : "B-LT";
-  result.revocation = statuses.map((status) => status.text).join("; ") || "not needed (the signer is a trust anchor)";
-
-  const revoked = statuses.find((status) => status.status?.revokedAt !== undefined);
+  const revoked = statuses?.find((status) => status.status?.revokedAt !== undefined);
   if (revoked) {
-    const provenBefore = timestamp !== undefined && timestamp.time < revoked.status!.revokedAt!;
+    const provenBefore = timestampTime !== undefined && timestampTime < revoked.status!.revokedAt!;
     if (!provenBefore) return { ...result, indication: "INDETERMINATE", subIndication: "REVOKED_NO_POE" };
-  } else if (statuses.some((status) => !status.status)) {
+  } else if (statuses?.some((status) => !status.status)) {
     return { ...result, indication: "INDETERMINATE", subIndication: "TRY_LATER" };
   }
   return result;

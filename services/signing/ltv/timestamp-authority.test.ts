@@ -167,6 +167,9 @@ describe("TimestampAuthority", () => {
       assert.equal(verification.signers.length, 1);
       assert.equal(verification.signers[0]!.timestamped, true);
       assert.equal(verification.signers[0]!.intact, true);
+      // a DSS-less timestamped signature is B-T, whatever its key (here self-signed)
+      assert.equal(verification.signers[0]!.level, "B-T");
+      assert.notEqual(verification.signers[0]!.timestampTime, "");
     });
 
     test("a failing TSA fails signPdf with UNAVAILABLE instead of signing without a timestamp", async () => {

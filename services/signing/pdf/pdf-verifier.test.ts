@@ -51,6 +51,9 @@ describe("verifyPdfSignatures", () => {
     assert.equal(signer!.subFilter, "ETSI.CAdES.detached");
     assert.equal(signer!.certificateFingerprint, sha256(rsa.certificateDer));
     assert.ok(Math.abs(Date.parse(signer!.signedAt) - SIGNING_TIME.getTime()) < 1000, signer!.signedAt);
+    // no trust anchors configured: intact, but nobody vouches for the key
+    assert.deepEqual([signer!.level, signer!.indication, signer!.subIndication], ["B-B", "INDETERMINATE", "NO_CERTIFICATE_CHAIN_FOUND"]);
+    assert.equal(signer!.revocation, "not checked (a self-signed certificate)");
   });
 
   test("an EC key works, and the name falls back to the certificate CN without /Name", async () => {
@@ -120,6 +123,7 @@ describe("verifyPdfSignatures", () => {
     const trusted = await verifyPdfSignatures(signed, { trustedRootsDer: [unrelated.certificateDer, rsa.certificateDer] });
     assert.equal(trusted.valid, true, trusted.reason);
     assert.equal(trusted.signers[0]!.problem, undefined);
+    assert.deepEqual([trusted.signers[0]!.indication, trusted.signers[0]!.revocation], ["TOTAL-PASSED", "not needed (the signer is a trust anchor)"]);
 
     const untrusted = await verifyPdfSignatures(signed, { trustedRootsDer: [unrelated.certificateDer] });
     assert.equal(untrusted.valid, false);
