@@ -88,6 +88,12 @@ export const SPEC_SCHEMA = {
       type: "object",
       description: "Kafka for usage events. Omitted: telemetry runs its embedded pipeline in each telemetry pod (not for production).",
       required: ["bootstrapServers"],
+      "x-kubernetes-validations": [
+        {
+          rule: "!has(self.dedupeWindowHours)",
+          message: "kafka.dedupeWindowHours was removed: usage is applied once by its Kafka offsets, without remembering event ids; delete the field",
+        },
+      ],
       properties: {
         bootstrapServers: { type: "array", minItems: 1, items: { type: "string", pattern: "^[^:\\s]+:[0-9]{1,5}$" }, description: "host:port of the brokers." },
         topic: { type: "string", default: "docservice.usage.v1", pattern: "^[A-Za-z0-9._-]{1,249}$", description: "Topic of usage events." },
@@ -97,11 +103,7 @@ export const SPEC_SCHEMA = {
         deleteTopicsOnDelete: { type: "boolean", default: false, description: "Delete the topic when this DocService is deleted." },
         dedupeWindowHours: {
           type: "integer",
-          minimum: 1,
-          maximum: 8760,
-          default: 168,
-          description:
-            "How long the usage aggregator remembers the ids of applied events (TELEMETRY_DEDUPE_WINDOW_SECONDS): an event replayed from a pod's spool after a longer Kafka outage would count its open twice, never its document. Redis holds about 75 bytes per event for this long.",
+          description: "Removed in 0.1.0: usage is applied once by its Kafka offsets, without remembering event ids. Setting it is refused; delete it from the resource.",
         },
       },
     },

@@ -77,7 +77,7 @@ describe("desired state", () => {
   });
 
   test("pods meet Pod Security 'restricted' and run with a read-only root filesystem", () => {
-    const { objects } = desiredState(resource({ kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 3, replicationFactor: 1, retentionHours: 1, deleteTopicsOnDelete: false, dedupeWindowHours: 1 } }), { profile, kedaInstalled: false });
+    const { objects } = desiredState(resource({ kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 3, replicationFactor: 1, retentionHours: 1, deleteTopicsOnDelete: false } }), { profile, kedaInstalled: false });
     for (const deployment of objects.filter((o) => o.kind === "Deployment") as any[]) {
       const pod = deployment.spec.template.spec;
       assert.equal(pod.securityContext.runAsNonRoot, true);
@@ -124,7 +124,7 @@ describe("desired state", () => {
   test("the aggregator scales on Kafka lag with KEDA when installed, else an HPA; never both", () => {
     const spec = {
       components: { telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 50 } } },
-      kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 12, replicationFactor: 3, retentionHours: 168, deleteTopicsOnDelete: false, dedupeWindowHours: 24 },
+      kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 12, replicationFactor: 3, retentionHours: 168, deleteTopicsOnDelete: false },
       expectedLoad: { sign: 0, convert: 0, collect: 20_000, auth: 0 },
     };
     const withKeda = desiredState(resource(spec), { profile, kedaInstalled: true }).objects;
@@ -139,7 +139,8 @@ describe("desired state", () => {
     const forcedHpa = desiredState(resource({ ...spec, autoscaling: { mode: "hpa", headroom: 1.3 } }), { profile, kedaInstalled: true }).objects;
     assert.ok(!find(forcedHpa, "ScaledObject", "acme-telemetry-aggregator"));
     const config = (find(withKeda, "ConfigMap", "acme-config") as any).data;
-    assert.equal(config.TELEMETRY_DEDUPE_WINDOW_SECONDS, "86400");
+    assert.equal(config.TELEMETRY_CONSUMER_GROUP, "acme-usage-aggregator");
+    assert.ok(!("TELEMETRY_DEDUPE_WINDOW_SECONDS" in config), "a removed variable stops the pods' start");
   });
 
   test("config: service addresses and backends in the ConfigMap, secrets only as references", () => {

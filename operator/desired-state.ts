@@ -175,7 +175,6 @@ function configMap(resource: DocService): KubeObject {
           KAFKA_BROKERS: spec.kafka.bootstrapServers.join(","),
           TELEMETRY_TOPIC: spec.kafka.topic,
           TELEMETRY_CONSUMER_GROUP: `${name}-usage-aggregator`,
-          TELEMETRY_DEDUPE_WINDOW_SECONDS: String(spec.kafka.dedupeWindowHours * 3600),
         }
       : {}),
     ...(spec.signing?.level ? { SIGNING_LEVEL: spec.signing.level } : {}),

@@ -24,7 +24,6 @@ export interface DocServiceSpec {
     replicationFactor: number;
     retentionHours: number;
     deleteTopicsOnDelete: boolean;
-    dedupeWindowHours: number;
   };
   redis?: { address: string; passwordSecret?: SecretKeyRef; tls?: boolean };
   hsm?: { modulePath: string; tokenLabel: string; keyLabel: string; pinSecret: SecretKeyRef };

@@ -92,7 +92,6 @@ describe("loadConfig defaults", () => {
       telemetryConsumerGroup: "docservice-usage-aggregator",
       telemetryDirectTimeoutMs: 1000,
       telemetrySpoolMaxBytes: 1024 * 1024 * 1024,
-      telemetryDedupeWindowSeconds: 604800,
       telemetryMetadataMaxBytes: 2048,
       telemetryServiceAddress: undefined,
     });
@@ -239,6 +238,11 @@ describe("loadConfig errors", () => {
     assert.equal(loadConfig({ GRPC_TLS_CERT_FILE: "/c", GRPC_TLS_KEY_FILE: "/k", GRPC_TLS_CA_FILE: "/ca" }).grpcTlsCaFile, "/ca");
     const error = configError({ GRPC_TLS_CERT_FILE: "/c", GRPC_TLS_KEY_FILE: "/k" });
     assert.match(error.problems[0], /set all three .* \(only GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE is set\)/);
+  });
+
+  test("a removed variable stops the start with why, instead of being ignored", () => {
+    const error = configError({ TELEMETRY_DEDUPE_WINDOW_SECONDS: "86400" });
+    assert.deepEqual(error.problems, ["TELEMETRY_DEDUPE_WINDOW_SECONDS: no longer used: usage from Kafka is applied once by its offsets, without remembering events; remove it"]);
   });
 
   test("GRPC_PORT is auto or a port", () => {

@@ -167,18 +167,17 @@ export const VARIABLES = {
   telemetryConsumerGroup: variable("TELEMETRY_CONSUMER_GROUP", z.string().min(1), "docservice-usage-aggregator", "Kafka consumer group of the usage aggregator."),
   telemetryDirectTimeoutMs: variable("TELEMETRY_DIRECT_TIMEOUT_MS", positiveInt, "1000", "How long a report waits for Kafka before its events go to the local spool instead."),
   telemetrySpoolMaxBytes: variable("TELEMETRY_SPOOL_MAX_BYTES", positiveInt, "1073741824", "Largest local spool of usage events (while Kafka is away); beyond it reports get 503 with Retry-After."),
-  telemetryDedupeWindowSeconds: variable(
-    "TELEMETRY_DEDUPE_WINDOW_SECONDS",
-    positiveInt,
-    "604800",
-    "How long the id of an applied usage event is remembered, so a redelivered or replayed copy within it is not counted twice (Redis keeps about 75 bytes per event for that long).",
-  ),
   telemetryMetadataMaxBytes: variable("TELEMETRY_METADATA_MAX_BYTES", positiveInt, "2048", "Largest `metadata` of a usage report, as JSON."),
   telemetryServiceAddress: variable("TELEMETRY_SERVICE_ADDR", optionalText, undefined, "host:port of TelemetryService for a gateway started alone (unset there: its routes answer 503)."),
   registerRatePerEmail: variable("RATE_LIMIT_REGISTER_PER_EMAIL", rate, "5/3600", "Register calls allowed per address, as N/SECONDS."),
   registerRatePerIp: variable("RATE_LIMIT_REGISTER_PER_IP", rate, "20/3600", "Register calls allowed per client address."),
   verifyRatePerEmail: variable("RATE_LIMIT_VERIFY_PER_EMAIL", rate, "10/900", "Verify calls allowed per address."),
   verifyRatePerIp: variable("RATE_LIMIT_VERIFY_PER_IP", rate, "30/900", "Verify calls allowed per client address."),
+};
+
+/** Variables that are no longer read, and why: setting one stops the start, so nobody relies on it unknowingly. */
+const REMOVED: Record<string, string> = {
+  TELEMETRY_DEDUPE_WINDOW_SECONDS: "no longer used: usage from Kafka is applied once by its offsets, without remembering events; remove it",
 };
 
 type Variables = typeof VARIABLES;
@@ -202,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (result.success) config[key] = result.data;
     else problems.push(`${spec.secret ? spec.name : `${spec.name}=${JSON.stringify(raw ?? "")}`}: ${result.error.issues.map((i) => i.message).join(", ")}`);
   }
+  for (const [name, reason] of Object.entries(REMOVED)) if (env[name] !== undefined) problems.push(`${name}: ${reason}`);
   const tlsFiles = [VARIABLES.grpcTlsCertFile, VARIABLES.grpcTlsKeyFile, VARIABLES.grpcTlsCaFile].map((v) => v.name);
   const tlsGiven = tlsFiles.filter((name) => env[name]?.trim());
   if (tlsGiven.length > 0 && tlsGiven.length < tlsFiles.length) problems.push(`${tlsFiles.join(", ")}: set all three for mutual TLS, or none (only ${tlsGiven.join(", ")} is set)`);

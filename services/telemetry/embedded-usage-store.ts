@@ -1,7 +1,7 @@
 import { open, type RootDatabase } from "lmdb";
-import { parseUsageRange, rangeUsage, usageEntries } from "./usage-range.js";
+import { parseUsageRange, rangeUsage, usageEntries, type UsageEntry } from "./usage-range.js";
 import type { UsageRecord } from "./usage-record.js";
-import type { Usage, UsageStore } from "./usage-store.js";
+import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type PartitionBatchResult, type Usage, type UsageStore } from "./usage-store.js";
 
 interface Span {
   first: string;
@@ -10,7 +10,8 @@ interface Span {
 
 /*
  * Keys (license keys URI-encoded, so they hold no ':'):
- *   seen:<eventId>                        → expiry (ms): the eventId was applied
+ *   seen:<eventId>                        → expiry (ms): the eventId was applied by record()
+ *   fence:<topic>:<partition>             → the last offset applied from that Kafka partition
  *   docs:<licenseKey>:<day|month>:<member> → 1: one distinct document that UTC day / month
  *   opens:<licenseKey>:<day|month>        → opens
  *   span:<licenseKey>                     → { first, last } openedAt
@@ -26,26 +27,49 @@ const bucketRange = (licenseKey: string, bucket: string) => {
 };
 const opensKey = (licenseKey: string, period: string) => `opens:${encodeURIComponent(licenseKey)}:${period}`;
 const spanKey = (licenseKey: string) => `span:${encodeURIComponent(licenseKey)}`;
+const fenceKey = (topic: string, partition: number) => `fence:${topic}:${partition}`;
 
 const SWEEP_EVERY_MS = 3600 * 1000;
 
 /**
  * The embedded-mode usage store: an LMDB database in the data directory, with
  * the same semantics as the Redis one. Each batch is one synchronous write
- * transaction (atomic, on disk when record() returns); distinct members are
- * keys, so the count of a range is a walk over its buckets' keys into a Set.
+ * transaction (atomic, on disk when it returns); distinct members are keys,
+ * so the count of a range is a walk over its buckets' keys into a Set.
+ * record() keeps the ids of applied events (at embedded volumes, a few MB a
+ * day), where the Kafka path keeps only offsets.
  */
 export class EmbeddedUsageStore implements UsageStore {
   private readonly db: RootDatabase;
   private lastSweep = 0;
 
-  private readonly dedupeWindowMs: number;
-
-  /** `dedupeWindowSeconds`: how long an applied eventId is remembered. */
-  constructor(path: string, dedupeWindowSeconds: number, private readonly now: () => number = Date.now) {
-    this.dedupeWindowMs = dedupeWindowSeconds * 1000;
+  constructor(path: string, private readonly now: () => number = Date.now) {
     this.db = open({ path, compression: false });
     this.sweepSeen();
+  }
+
+  async applyPartitionBatch(batch: PartitionBatch, options: { acceptGap?: boolean } = {}): Promise<PartitionBatchResult> {
+    const entries = usageEntries(batch.records.map((r) => r.record));
+    const key = fenceKey(batch.topic, batch.partition);
+    return this.db.transactionSync(() => {
+      const fence = this.db.get(key) as number | undefined;
+      if (fence !== undefined && !options.acceptGap && fence < batch.firstOffset - 1) return { behind: fence };
+      const fresh = fence === undefined ? entries : entries.filter((_, index) => batch.records[index].offset > fence);
+      this.count(fresh);
+      if (fence === undefined || batch.lastOffset > fence) this.db.putSync(key, batch.lastOffset);
+      return { applied: fresh.length };
+    });
+  }
+
+  async dropStaleFences(topic: string, highWatermarks: Map<number, number>): Promise<number[]> {
+    return this.db.transactionSync(() =>
+      [...highWatermarks].flatMap(([partition, high]) => {
+        const fence = this.db.get(fenceKey(topic, partition)) as number | undefined;
+        if (fence === undefined || fence < high) return [];
+        this.db.removeSync(fenceKey(topic, partition));
+        return [partition];
+      }),
+    );
   }
 
   async record(records: UsageRecord[]): Promise<void> {
@@ -53,25 +77,13 @@ export class EmbeddedUsageStore implements UsageStore {
     const now = this.now();
     if (now - this.lastSweep >= SWEEP_EVERY_MS) this.sweepSeen();
     this.db.transactionSync(() => {
-      const opens = new Map<string, number>();
-      const spans = new Map<string, Span>();
-      for (const e of entries) {
+      const fresh = entries.filter((e) => {
         const seen = this.db.get(seenKey(e.eventId)) as number | undefined;
-        if (seen !== undefined && seen > now) continue;
-        this.db.putSync(seenKey(e.eventId), now + this.dedupeWindowMs);
-        for (const period of [e.day, e.month]) {
-          this.db.putSync(bucketPrefix(e.licenseKey, period) + e.member, 1);
-          const key = opensKey(e.licenseKey, period);
-          opens.set(key, (opens.get(key) ?? (this.db.get(key) as number | undefined) ?? 0) + 1);
-        }
-        const span = spans.get(e.licenseKey) ?? (this.db.get(spanKey(e.licenseKey)) as Span | undefined);
-        spans.set(e.licenseKey, {
-          first: span && span.first < e.openedAt ? span.first : e.openedAt,
-          last: span && span.last > e.openedAt ? span.last : e.openedAt,
-        });
-      }
-      for (const [key, count] of opens) this.db.putSync(key, count);
-      for (const [licenseKey, span] of spans) this.db.putSync(spanKey(licenseKey), span);
+        if (seen !== undefined && seen > now) return false;
+        this.db.putSync(seenKey(e.eventId), now + EVENT_ID_MEMORY_SECONDS * 1000);
+        return true;
+      });
+      this.count(fresh);
     });
   }
 
@@ -102,7 +114,27 @@ export class EmbeddedUsageStore implements UsageStore {
     await this.db.close();
   }
 
-  /** Forgets eventIds past the dedupe window (Redis expires them by TTL); at start and at most hourly. */
+  /** Counts the entries (inside a write transaction). */
+  private count(entries: UsageEntry[]): void {
+    const opens = new Map<string, number>();
+    const spans = new Map<string, Span>();
+    for (const e of entries) {
+      for (const period of [e.day, e.month]) {
+        this.db.putSync(bucketPrefix(e.licenseKey, period) + e.member, 1);
+        const key = opensKey(e.licenseKey, period);
+        opens.set(key, (opens.get(key) ?? (this.db.get(key) as number | undefined) ?? 0) + 1);
+      }
+      const span = spans.get(e.licenseKey) ?? (this.db.get(spanKey(e.licenseKey)) as Span | undefined);
+      spans.set(e.licenseKey, {
+        first: span && span.first < e.openedAt ? span.first : e.openedAt,
+        last: span && span.last > e.openedAt ? span.last : e.openedAt,
+      });
+    }
+    for (const [key, count] of opens) this.db.putSync(key, count);
+    for (const [licenseKey, span] of spans) this.db.putSync(spanKey(licenseKey), span);
+  }
+
+  /** Forgets eventIds applied by record() more than EVENT_ID_MEMORY_SECONDS ago (Redis expires them by TTL); at start and at most hourly. */
   private sweepSeen(): void {
     const now = this.now();
     this.lastSweep = now;

@@ -2,7 +2,9 @@ import type { Worker } from "node:worker_threads";
 import type { Logger } from "../core/logger.js";
 import { startTypeScriptWorker } from "../core/typescript-worker.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
+import type { LogPosition } from "./log-position.js";
 import type { RecordSink } from "./record-sink.js";
+import type { ReplayGuard } from "./replay-guard.js";
 import type { UsageRecord } from "./usage-record.js";
 
 /** A write waiting to travel to the thread with others, and how to answer its caller. */
@@ -20,13 +22,17 @@ const CLOSE_TIMEOUT_MS = 15_000;
  * one-process mode, the usage aggregator. Writes to the producer made in the
  * same turn of the event loop travel to the thread as one message and resolve
  * once Kafka acknowledged them. If the thread dies, its unanswered writes fail
- * (the intake spools them) and a new thread starts.
+ * (the intake spools them) and a new thread starts. The log's position comes
+ * back with every write, so position() needs no round trip to the thread.
  */
-export class KafkaThread implements RecordSink {
+export class KafkaThread implements RecordSink, ReplayGuard {
   private thread: Worker;
   private queued: PendingWrite[] = [];
   private readonly sent = new Map<number, PendingWrite[]>();
   private nextBatchId = 1;
+  private known: LogPosition = {};
+  private readonly lookups = new Map<number, { resolve(eventIds: string[]): void; reject(error: unknown): void }>();
+  private nextLookupId = 1;
   private closing = false;
   /** False between a thread's exit and its replacement: writes then fail at once. */
   private alive = false;
@@ -42,6 +48,19 @@ export class KafkaThread implements RecordSink {
   write(records: UsageRecord[]): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.queued.push({ records, resolve, reject }) === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  position(): LogPosition {
+    return this.known;
+  }
+
+  alreadyLogged(eventIds: string[], since: LogPosition): Promise<string[]> {
+    if (!this.alive) return Promise.reject(new Error("the kafka thread is restarting"));
+    const requestId = this.nextLookupId++;
+    return new Promise((resolve, reject) => {
+      this.lookups.set(requestId, { resolve, reject });
+      this.thread.postMessage({ type: "alreadyLogged", requestId, eventIds, since } satisfies ToKafkaThread);
     });
   }
 
@@ -78,7 +97,19 @@ export class KafkaThread implements RecordSink {
 
   private onMessage(message: FromKafkaThread): void {
     if (message.type === "lag") return this.reportLag(message.records);
+    if (message.type === "position") {
+      this.known = message.position;
+      return;
+    }
+    if (message.type === "alreadyLogged") {
+      const lookup = this.lookups.get(message.requestId);
+      this.lookups.delete(message.requestId);
+      if (message.eventIds) lookup?.resolve(message.eventIds);
+      else lookup?.reject(new Error(message.error));
+      return;
+    }
     if (message.type !== "written") return;
+    if (message.position) this.known = message.position;
     const batch = this.sent.get(message.batchId);
     this.sent.delete(message.batchId);
     const error = message.error === undefined ? undefined : new Error(message.error);
@@ -94,6 +125,8 @@ export class KafkaThread implements RecordSink {
     const error = new Error(`the kafka thread exited (code ${code})`);
     for (const batch of this.sent.values()) batch.forEach((entry) => entry.reject(error));
     this.sent.clear();
+    for (const lookup of this.lookups.values()) lookup.reject(error);
+    this.lookups.clear();
     if (this.closing) return;
     this.logger.error({ code }, "kafka thread exited; starting a new one");
     setTimeout(() => {

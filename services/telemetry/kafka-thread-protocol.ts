@@ -1,4 +1,5 @@
 import type { Config } from "../core/config.js";
+import type { LogPosition } from "./log-position.js";
 import type { UsageRecord } from "./usage-record.js";
 
 /** What a Kafka thread is started with. */
@@ -8,9 +9,14 @@ export interface KafkaThreadSetup {
   role: "producer" | "aggregator";
 }
 
-export type ToKafkaThread = { type: "write"; batchId: number; records: UsageRecord[] } | { type: "close" };
+export type ToKafkaThread =
+  | { type: "write"; batchId: number; records: UsageRecord[] }
+  | { type: "alreadyLogged"; requestId: number; eventIds: string[]; since: LogPosition }
+  | { type: "close" };
 
 export type FromKafkaThread =
-  | { type: "written"; batchId: number; error?: string }
+  | { type: "written"; batchId: number; position?: LogPosition; error?: string }
+  | { type: "position"; position: LogPosition }
+  | { type: "alreadyLogged"; requestId: number; eventIds?: string[]; error?: string }
   | { type: "lag"; records: number }
   | { type: "closed" };

@@ -5,9 +5,11 @@
 // it does not hold up the thread answering HTTP requests; on threads of their
 // own, the aggregator's batches do not hold up the producer's round trips.
 import { parentPort, workerData } from "node:worker_threads";
+import type { Admin } from "kafkajs";
 import { DataDir } from "../core/data-dir.js";
 import { createLogger } from "../core/logger.js";
 import { kafkaClient } from "./kafka-client.js";
+import { KafkaLogReader } from "./kafka-log-reader.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
 import { KafkaUsageLog } from "./kafka-usage-log.js";
 import { openUsageStore, redisOf } from "./open-usage-store.js";
@@ -19,13 +21,18 @@ const port = parentPort!;
 const post = (message: FromKafkaThread) => port.postMessage(message);
 
 let usageLog: KafkaUsageLog | undefined;
+let reader: KafkaLogReader | undefined;
 const stops: Array<() => Promise<void>> = [];
 if (role === "producer") {
-  const log = new KafkaUsageLog(kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger), config.telemetryTopic);
-  stops.push(() => log.close());
+  const kafka = kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger);
+  const admin = kafka.admin();
+  const log = new KafkaUsageLog(kafka, config.telemetryTopic);
+  reader = new KafkaLogReader(kafka, admin, config.telemetryTopic, "docservice-telemetry-replay");
+  stops.push(() => log.close(), () => admin.disconnect());
   usageLog = log;
+  void learnPosition(log, admin);
 } else {
-  const store = openUsageStore(redisOf(config, logger), new DataDir(config.dataDir), config);
+  const store = openUsageStore(redisOf(config, logger), new DataDir(config.dataDir));
   const aggregator = new UsageAggregator(
     kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", logger),
     store,
@@ -36,13 +43,38 @@ if (role === "producer") {
   stops.push(() => aggregator.close(), () => store.close());
 }
 
+/** The topic's high watermarks, once Kafka answers: the position before any write of this thread. */
+async function learnPosition(log: KafkaUsageLog, admin: Admin): Promise<void> {
+  for (let delay = 500; usageLog; delay = Math.min(delay * 2, 10_000)) {
+    try {
+      await admin.connect();
+      const offsets = await admin.fetchTopicOffsets(config.telemetryTopic);
+      log.learn(Object.fromEntries(offsets.map((p) => [p.partition, Number(p.high)])));
+      post({ type: "position", position: log.position() });
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, delay).unref());
+    }
+  }
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
 port.on("message", (message: ToKafkaThread) => {
   if (message.type === "write") {
     const { batchId } = message;
     if (!usageLog) return post({ type: "written", batchId, error: "this thread runs the aggregator, not the producer" });
-    usageLog.write(message.records).then(
-      () => post({ type: "written", batchId }),
-      (error: unknown) => post({ type: "written", batchId, error: error instanceof Error ? error.message : String(error) }),
+    const log = usageLog;
+    log.write(message.records).then(
+      () => post({ type: "written", batchId, position: log.position() }),
+      (error: unknown) => post({ type: "written", batchId, error: messageOf(error) }),
+    );
+  } else if (message.type === "alreadyLogged") {
+    const { requestId } = message;
+    if (!reader) return post({ type: "alreadyLogged", requestId, error: "this thread runs the aggregator, not the producer" });
+    reader.alreadyLogged(message.eventIds, message.since).then(
+      (eventIds) => post({ type: "alreadyLogged", requestId, eventIds }),
+      (error: unknown) => post({ type: "alreadyLogged", requestId, error: messageOf(error) }),
     );
   } else {
     void (async () => {

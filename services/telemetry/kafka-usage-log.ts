@@ -1,4 +1,5 @@
-import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer } from "kafkajs";
+import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer, type RecordMetadata } from "kafkajs";
+import type { LogPosition } from "./log-position.js";
 import type { RecordSink } from "./record-sink.js";
 import type { UsageRecord } from "./usage-record.js";
 
@@ -37,12 +38,14 @@ interface PendingMessages {
  * acks=all, keyed by license key (one key's events share a partition).
  * Writes that arrive while every producer has a request in flight are sent
  * together in the next one, so throughput grows with load instead of paying a
- * round trip per report.
+ * round trip per report. It keeps the log's position as the produce
+ * responses tell it (the base offset each write got per partition).
  */
 export class KafkaUsageLog implements RecordSink {
   private readonly slots: ProducerSlot[];
   private readonly idle: ProducerSlot[];
   private waiting: PendingMessages[] = [];
+  private known: LogPosition = {};
 
   constructor(
     kafka: Kafka,
@@ -72,8 +75,22 @@ export class KafkaUsageLog implements RecordSink {
     return Promise.all(parts).then(() => undefined);
   }
 
+  /** The log's position as the produce responses so far tell it. */
+  position(): LogPosition {
+    return { ...this.known };
+  }
+
+  /** Moves the position forward to offsets learned elsewhere (the topic's high watermarks at start). */
+  learn(position: LogPosition): void {
+    for (const [partition, offset] of Object.entries(position)) this.advance(Number(partition), offset);
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.slots.map((slot) => slot.producer.disconnect()));
+  }
+
+  private advance(partition: number, offset: number): void {
+    if (!(offset <= this.known[partition])) this.known[partition] = offset;
   }
 
   private enqueue(messages: Message[], bytes: number): Promise<void> {
@@ -88,7 +105,8 @@ export class KafkaUsageLog implements RecordSink {
     while (this.waiting.length > 0) {
       const batch = this.takeBatch();
       try {
-        await slot.send(this.topic, batch.length === 1 ? batch[0].messages : batch.flatMap((entry) => entry.messages));
+        const written = await slot.send(this.topic, batch.length === 1 ? batch[0].messages : batch.flatMap((entry) => entry.messages));
+        for (const { partition, baseOffset } of written) if (baseOffset !== undefined) this.advance(partition, Number(baseOffset));
         batch.forEach((entry) => entry.resolve());
       } catch (error) {
         batch.forEach((entry) => entry.reject(error));
@@ -129,11 +147,11 @@ class ProducerSlot {
     });
   }
 
-  async send(topic: string, messages: Message[]): Promise<void> {
+  async send(topic: string, messages: Message[]): Promise<RecordMetadata[]> {
     try {
       this.connected ??= this.producer.connect();
       await this.connected;
-      await this.producer.send({ topic, acks: -1, messages });
+      return await this.producer.send({ topic, acks: -1, messages });
     } catch (error) {
       this.connected = undefined;
       throw error;

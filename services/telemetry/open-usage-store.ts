@@ -12,7 +12,6 @@ export function redisOf(config: Config, logger: Logger): RedisClient | undefined
 }
 
 /** The usage store: Redis when configured, else LMDB in the data directory (LMDB may be opened by several threads). */
-export function openUsageStore(redis: RedisClient | undefined, dataDir: DataDir, config: Config): UsageStore {
-  const window = config.telemetryDedupeWindowSeconds;
-  return redis ? new RedisUsageStore(redis, window) : new EmbeddedUsageStore(dataDir.path("usage"), window);
+export function openUsageStore(redis: RedisClient | undefined, dataDir: DataDir): UsageStore {
+  return redis ? new RedisUsageStore(redis) : new EmbeddedUsageStore(dataDir.path("usage"));
 }

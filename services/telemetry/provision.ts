@@ -11,6 +11,7 @@ import { KafkaThread } from "./kafka-thread-client.js";
 import type { LicenseKeyStore } from "./license-key-store.js";
 import type { RecordSink } from "./record-sink.js";
 import { RedisLicenseKeyStore } from "./redis-license-key-store.js";
+import { NO_REPLAY_GUARD } from "./replay-guard.js";
 import { openUsageStore, redisOf } from "./open-usage-store.js";
 import { Spool } from "./spool.js";
 import { TelemetryService } from "./telemetry-service.js";
@@ -39,16 +40,17 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
   const log = logger.child({ service: "telemetry" });
   const stops: Stop[] = [];
   const redis = redisOf(config, log);
-  const usageStore = openUsageStore(redis, dataDir, config);
+  const usageStore = openUsageStore(redis, dataDir);
   stops.push(() => usageStore.close());
   const licenseKeys: LicenseKeyStore = redis ? new RedisLicenseKeyStore(redis) : new EmbeddedLicenseKeyStore(dataDir.path("license-keys"));
   stops.push(() => licenseKeys.close());
 
   let sink: RecordSink;
+  let guard = NO_REPLAY_GUARD;
   if (config.kafkaBrokers.length > 0) {
     const producer = new KafkaThread({ config, role: "producer" }, log, () => {});
     stops.unshift(() => producer.close());
-    sink = producer;
+    sink = guard = producer;
     if (withAggregator) {
       const aggregator = new KafkaThread({ config, role: "aggregator" }, log, consumerLagGauge());
       stops.unshift(() => aggregator.close());
@@ -57,7 +59,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
     sink = { write: (records) => usageStore.record(records) };
   }
   const spool = Spool.open(dataDir.path("usage-spool"), { maxBytes: config.telemetrySpoolMaxBytes });
-  const intake = new UsageIntake(sink, spool, { directTimeoutMs: config.telemetryDirectTimeoutMs, retryDirectAfterMs: 2000 }, log);
+  const intake = new UsageIntake(sink, guard, spool, { directTimeoutMs: config.telemetryDirectTimeoutMs, retryDirectAfterMs: 2000 }, log);
   stops.unshift(() => intake.close());
   exportSpoolSize(intake);
 
@@ -75,7 +77,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
 /** The usage aggregator alone (role `aggregator`): Kafka consumer group → usage store. */
 export function provisionAggregator(config: Config, dataDir: DataDir, logger: Logger): { close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
-  const usageStore = openUsageStore(redisOf(config, log), dataDir, config);
+  const usageStore = openUsageStore(redisOf(config, log), dataDir);
   const kafka = kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", log);
   const options = { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, reportLag: consumerLagGauge() };
   const aggregator = new UsageAggregator(kafka, usageStore, options, log);

@@ -2,17 +2,17 @@ import { randomUUID } from "node:crypto";
 import { guardRedis, type RedisClient } from "../core/redis-client.js";
 import { parseUsageRange, rangeUsage, usageEntries, type UsageEntry } from "./usage-range.js";
 import type { UsageRecord } from "./usage-record.js";
-import type { Usage, UsageStore } from "./usage-store.js";
+import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type PartitionBatchResult, type Usage, type UsageStore } from "./usage-store.js";
 
 /*
  * Keys (exact counts: sets, never HyperLogLog):
- *   ds:usage:seen:<minute>                SET of the applied eventIds received in that UTC minute
- *                                         (YYYY-MM-DDTHH:MM), kept for the dedupe window after its last write;
- *                                         a minute, so expiring sets stay small (README: lazyfree-lazy-expire)
  *   ds:usage:key:<licenseKey>:docs:<day>   SET of document members that UTC day (YYYY-MM-DD)
  *   ds:usage:key:<licenseKey>:docs:<month> SET of document members that month (YYYY-MM)
  *   ds:usage:key:<licenseKey>:opens        HASH <day> → opens, <month> → opens
  *   ds:usage:key:<licenseKey>:span         HASH first, last → openedAt (ISO 8601 UTC, compared as text)
+ *   ds:usage:offsets:<topic>               HASH <partition> → last offset applied (the fence)
+ *   ds:usage:seen:<minute>                 SET of eventIds applied by record() (no Kafka) received that
+ *                                          UTC minute, kept EVENT_ID_MEMORY_SECONDS after its last write
  * The day and month suffixes have fixed shapes, so a license key containing
  * ':' cannot make two keys meet.
  *
@@ -21,47 +21,96 @@ import type { Usage, UsageStore } from "./usage-store.js";
  * where the keys of one script would span hash slots.
  */
 const KEY_PREFIX = "ds:usage:key:";
+const fencesKey = (topic: string) => `ds:usage:offsets:${topic}`;
 
-// Per group of records (one license key, one UTC day, one minute received;
-// built in JS): remember each eventId in the set of its minute and count the
-// new ones as opens of the day and month, so a redelivered or replayed event
-// (received in the same minute as its original, by definition) never counts
-// twice. The group's distinct members go into the day and month sets, and
-// its earliest and latest openedAt into the span, whether or not its events
-// are new: a set and a min/max absorb what was applied before, so one SADD
-// per set and one span update per group do, instead of per record. A group
-// with no new event changes nothing: everything in it was applied before.
+// Counts one group (one license key, one UTC day) in its day and month: its
+// distinct members into the sets, `opens` into the open counts, its earliest
+// and latest openedAt into the span. Sets and min/max absorb what was applied
+// before, so one SADD per set and one span update per group do.
+// In scope: base, day, month, opens, members, first, last, and i, the index of
+// the group's first member in ARGV.
+const COUNT_GROUP = `
+    redis.call('SADD', base .. ':docs:' .. day, unpack(ARGV, i, i + members - 1))
+    redis.call('SADD', base .. ':docs:' .. month, unpack(ARGV, i, i + members - 1))
+    redis.call('HINCRBY', base .. ':opens', day, opens)
+    redis.call('HINCRBY', base .. ':opens', month, opens)
+    local span = redis.call('HMGET', base .. ':span', 'first', 'last')
+    if not span[1] or first < span[1] then redis.call('HSET', base .. ':span', 'first', first) end
+    if not span[2] or last > span[2] then redis.call('HSET', base .. ':span', 'last', last) end`;
+
+// One chunk of a partition batch, offsets first to last, fenced by the
+// partition's last applied offset, stored by the same atomic script:
+//   every offset at or below the fence  → {0, fence}: applied before, nothing done
+//   the chunk straddles the fence       → {1, fence}: nothing done; the caller sends the part after it
+//   `after` given and not yet applied   → {2, fence}: an earlier chunk of the batch failed
+//   the fence before first - 1 (only when the gap is not accepted) → {3, fence}: the store is behind
+//   otherwise the chunk is counted      → {4, opens}
+// A missing fence reads as -1 with no gap check (the partition's first batch).
+// ARGV: fences key, partition, first, last, after ('' for none), accept gap ('1'/'0'),
+// then per group: license key, day, month, events, members, first openedAt,
+// last openedAt, the members.
+const APPLY = `
+local fences, partition = ARGV[1], ARGV[2]
+local chunkFirst, chunkLast = tonumber(ARGV[3]), tonumber(ARGV[4])
+local fence = tonumber(redis.call('HGET', fences, partition) or '')
+if fence and chunkLast <= fence then return {0, fence} end
+if fence and chunkFirst <= fence then return {1, fence} end
+if ARGV[5] ~= '' and (not fence or fence < tonumber(ARGV[5])) then return {2, fence or -1} end
+if ARGV[6] ~= '1' and fence and fence < chunkFirst - 1 then return {3, fence} end
+local counted = 0
+local i = 7
+while i <= #ARGV do
+  local base = '${KEY_PREFIX}' .. ARGV[i]
+  local day, month = ARGV[i + 1], ARGV[i + 2]
+  local opens, members, first, last = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5], ARGV[i + 6]
+  i = i + 7
+${COUNT_GROUP}
+  counted = counted + opens
+  i = i + members
+end
+redis.call('HSET', fences, partition, chunkLast)
+return {4, counted}`;
+
+// Records from record() (no Kafka), per group of one license key, one UTC day
+// and one minute received: remember each eventId in the set of its minute and
+// count the new ones as opens, so a replayed event (received in the same
+// minute as its original, by definition) never counts twice. A group with no
+// new event changes nothing: everything in it was applied before.
 // ARGV: ttl, then per group: license key, day, month, minute received, number
 // of events, number of members, first openedAt, last openedAt, the eventIds
 // (as seenMember), the members.
 const RECORD = `
 local ttl = ARGV[1]
-local applied = 0
 local i = 2
 while i <= #ARGV do
   local base = '${KEY_PREFIX}' .. ARGV[i]
   local day, month, seen = ARGV[i + 1], ARGV[i + 2], 'ds:usage:seen:' .. ARGV[i + 3]
   local events, members, first, last = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6], ARGV[i + 7]
   i = i + 8
-  local new = 0
+  local opens = 0
   for j = i, i + events - 1 do
-    new = new + redis.call('SADD', seen, ARGV[j])
+    opens = opens + redis.call('SADD', seen, ARGV[j])
   end
   redis.call('EXPIRE', seen, ttl)
   i = i + events
-  if new > 0 then
-    redis.call('SADD', base .. ':docs:' .. day, unpack(ARGV, i, i + members - 1))
-    redis.call('SADD', base .. ':docs:' .. month, unpack(ARGV, i, i + members - 1))
-    redis.call('HINCRBY', base .. ':opens', day, new)
-    redis.call('HINCRBY', base .. ':opens', month, new)
-    local stored = redis.call('HMGET', base .. ':span', 'first', 'last')
-    if not stored[1] or first < stored[1] then redis.call('HSET', base .. ':span', 'first', first) end
-    if not stored[2] or last > stored[2] then redis.call('HSET', base .. ':span', 'last', last) end
-    applied = applied + new
+  if opens > 0 then
+${COUNT_GROUP}
   end
   i = i + members
+end`;
+
+// Drops the fences at or beyond their partition's high watermark.
+// ARGV: fences key, then pairs of partition, high watermark. Returns the partitions dropped.
+const DROP_STALE_FENCES = `
+local dropped = {}
+for i = 2, #ARGV, 2 do
+  local fence = tonumber(redis.call('HGET', ARGV[1], ARGV[i]) or '')
+  if fence and fence >= tonumber(ARGV[i + 1]) then
+    redis.call('HDEL', ARGV[1], ARGV[i])
+    dropped[#dropped + 1] = tonumber(ARGV[i])
+  end
 end
-return applied`;
+return dropped`;
 
 // The exact distinct count of the range: SUNIONSTORE of its day/month sets
 // into a temporary key (its reply is the union's cardinality), deleted at
@@ -90,25 +139,66 @@ return reply`;
 /** Records per script run: each run is atomic; this bounds how long one blocks Redis. */
 const RECORDS_PER_SCRIPT = 1000;
 
+const APPLIED_BEFORE = 0;
+const STRADDLES = 1;
+const OUT_OF_ORDER = 2;
+const BEHIND = 3;
+const COUNTED = 4;
+
+/** One script's part of a partition batch: offsets `first` to `last`. */
+interface Chunk {
+  first: number;
+  last: number;
+  records: PartitionBatch["records"];
+}
+
 /** Usage counts in Redis, shared by every aggregator replica. */
 export class RedisUsageStore implements UsageStore {
-  /** `dedupeWindowSeconds`: how long an applied eventId is remembered. */
-  constructor(
-    private readonly redis: RedisClient,
-    private readonly dedupeWindowSeconds: number,
-  ) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /**
-   * Applies the records in scripts of up to 1,000 records, each atomic, sent
-   * together (one round trip). If one fails, retrying the whole batch is safe:
-   * the records already applied are skipped by their eventId.
+   * Applies the batch in scripts of up to 1,000 records, each atomic, sent
+   * together (one round trip). A script applies only after the one before it
+   * (`after`), so a failure leaves the fence at the last script applied, and
+   * retrying the whole batch applies the rest.
    */
+  async applyPartitionBatch(batch: PartitionBatch, options: { acceptGap?: boolean } = {}): Promise<PartitionBatchResult> {
+    const chunks = chunksOf(batch);
+    const replies = await this.guard(() =>
+      Promise.all(chunks.map((chunk, index) => this.applyChunk(batch, chunk, index === 0 ? "" : String(chunks[index - 1].last), options.acceptGap || index > 0))),
+    );
+    let applied = 0;
+    let resent = false;
+    for (const [index, reply] of replies.entries()) {
+      let [outcome, value] = reply;
+      // a chunk after one that was resent failed its `after` check: send it again, now in order
+      if (resent && outcome === OUT_OF_ORDER) [outcome, value] = await this.guard(() => this.applyChunk(batch, chunks[index], String(chunks[index - 1].last), true));
+      if (outcome === BEHIND) return { behind: value };
+      if (outcome === OUT_OF_ORDER) throw new Error(`usage batch of ${batch.topic}[${batch.partition}] at ${chunks[index].first}: an earlier part was not applied`);
+      if (outcome === STRADDLES) {
+        // another consumer applied part of it (a rebalance): count the part after the fence
+        const rest = { first: value + 1, last: chunks[index].last, records: chunks[index].records.filter((r) => r.offset > value) };
+        [outcome, value] = await this.guard(() => this.applyChunk(batch, rest, String(value), true));
+        if (outcome !== COUNTED && outcome !== APPLIED_BEFORE) throw new Error(`usage batch of ${batch.topic}[${batch.partition}] at ${rest.first}: the fence moved while it was applied`);
+        resent = true;
+      }
+      if (outcome === COUNTED) applied += value;
+    }
+    return { applied };
+  }
+
+  async dropStaleFences(topic: string, highWatermarks: Map<number, number>): Promise<number[]> {
+    const pairs = [...highWatermarks].flatMap(([partition, high]) => [String(partition), String(high)]);
+    if (pairs.length === 0) return [];
+    return this.guard(async () => (await this.redis.eval(DROP_STALE_FENCES, { arguments: [fencesKey(topic), ...pairs] })) as number[]);
+  }
+
   async record(records: UsageRecord[]): Promise<void> {
     const entries = usageEntries(records);
     const scripts: string[][] = [];
     for (let start = 0; start < entries.length; start += RECORDS_PER_SCRIPT) {
       const end = start + RECORDS_PER_SCRIPT;
-      scripts.push(recordArguments(records.slice(start, end), entries.slice(start, end), this.dedupeWindowSeconds));
+      scripts.push(recordArguments(records.slice(start, end), entries.slice(start, end)));
     }
     await this.guard(() => Promise.all(scripts.map((args) => this.redis.eval(RECORD, { arguments: args }))));
   }
@@ -146,42 +236,69 @@ export class RedisUsageStore implements UsageStore {
     if (this.redis.isOpen) await this.redis.close();
   }
 
+  private async applyChunk(batch: PartitionBatch, chunk: Chunk, after: string, acceptGap: boolean): Promise<[number, number]> {
+    const entries = usageEntries(chunk.records.map((r) => r.record));
+    const args = [fencesKey(batch.topic), String(batch.partition), String(chunk.first), String(chunk.last), after, acceptGap ? "1" : "0"];
+    for (const g of groupEntries(entries, (e) => `${e.day}|${e.licenseKey}`).values()) {
+      args.push(g.licenseKey, g.day, g.month, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.members);
+    }
+    return (await this.redis.eval(APPLY, { arguments: args })) as [number, number];
+  }
+
   private guard<T>(operation: () => Promise<T>): Promise<T> {
     return guardRedis("usage store (Redis)", operation);
   }
 }
 
-interface RecordGroup {
+/** The batch in chunks of up to RECORDS_PER_SCRIPT records covering its offsets without gaps. */
+function chunksOf(batch: PartitionBatch): Chunk[] {
+  const chunks: Chunk[] = [];
+  let first = batch.firstOffset;
+  for (let start = 0; start < batch.records.length || chunks.length === 0; start += RECORDS_PER_SCRIPT) {
+    const records = batch.records.slice(start, start + RECORDS_PER_SCRIPT);
+    const last = start + RECORDS_PER_SCRIPT >= batch.records.length ? batch.lastOffset : records.at(-1)!.offset;
+    chunks.push({ first, last, records });
+    first = last + 1;
+  }
+  return chunks;
+}
+
+interface CountGroup {
   licenseKey: string;
   day: string;
   month: string;
-  minute: string;
   eventIds: string[];
   members: Set<string>;
   first: string;
   last: string;
 }
 
-/** The RECORD script's arguments: the entries grouped by license key, day and minute received. */
-function recordArguments(records: UsageRecord[], entries: UsageEntry[], ttlSeconds: number): string[] {
-  const groups = new Map<string, RecordGroup>();
+/** The entries grouped by `keyOf`, each group within one license key and one day. */
+function groupEntries(entries: UsageEntry[], keyOf: (entry: UsageEntry, index: number) => string): Map<string, CountGroup> {
+  const groups = new Map<string, CountGroup>();
   entries.forEach((e, index) => {
-    const minute = minuteReceived(records[index]);
-    const key = `${minute}|${e.day}|${e.licenseKey}`;
+    const key = keyOf(e, index);
     const group = groups.get(key);
     if (!group) {
       const { licenseKey, day, month, openedAt } = e;
-      groups.set(key, { licenseKey, day, month, minute, eventIds: [seenMember(e.eventId)], members: new Set([e.member]), first: openedAt, last: openedAt });
+      groups.set(key, { licenseKey, day, month, eventIds: [e.eventId], members: new Set([e.member]), first: openedAt, last: openedAt });
       return;
     }
-    group.eventIds.push(seenMember(e.eventId));
+    group.eventIds.push(e.eventId);
     group.members.add(e.member);
     if (e.openedAt < group.first) group.first = e.openedAt;
     if (e.openedAt > group.last) group.last = e.openedAt;
   });
-  const args = [String(ttlSeconds)];
-  for (const g of groups.values()) {
-    args.push(g.licenseKey, g.day, g.month, g.minute, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.eventIds, ...g.members);
+  return groups;
+}
+
+/** The RECORD script's arguments: the entries grouped by license key, day and minute received. */
+function recordArguments(records: UsageRecord[], entries: UsageEntry[]): string[] {
+  const groups = groupEntries(entries, (e, index) => `${minuteReceived(records[index])}|${e.day}|${e.licenseKey}`);
+  const args = [String(EVENT_ID_MEMORY_SECONDS)];
+  for (const [key, g] of groups) {
+    const minute = key.slice(0, key.indexOf("|"));
+    args.push(g.licenseKey, g.day, g.month, minute, String(g.eventIds.length), String(g.members.size), g.first, g.last, ...g.eventIds.map(seenMember), ...g.members);
   }
   return args;
 }

@@ -1,7 +1,7 @@
-import type { Admin, Consumer, Kafka } from "kafkajs";
+import type { Admin, Batch, Consumer, Kafka } from "kafkajs";
 import type { Logger } from "../core/logger.js";
 import { parseUsageRecord } from "./usage-record.js";
-import type { UsageStore } from "./usage-store.js";
+import type { PartitionBatch, UsageStore } from "./usage-store.js";
 
 export interface UsageAggregatorOptions {
   topic: string;
@@ -23,10 +23,14 @@ const RESTART_DELAY_MS = 2000;
 
 /**
  * The Kafka consumer group that turns usage records into exact counts in the
- * usage store. A batch is committed only after the store applied it, so a
- * crash re-delivers it; the store applies each eventId once, so nothing is
- * counted twice. Lag (records not yet applied) is measured every few
- * seconds and handed to `reportLag`.
+ * usage store. The store keeps, per partition, the last offset it applied,
+ * written atomically with the counts: a batch redelivered after a crash or a
+ * rebalance, or applied by two consumers at once, is counted once, and the
+ * store remembers no event. The store is the truth about what was applied:
+ * when it is behind the group's committed offsets (restored from an older
+ * snapshot), the partition is read again from the store's offset. Lag
+ * (records not yet applied) is measured every few seconds and handed to
+ * `reportLag`.
  */
 export class UsageAggregator {
   private readonly consumer: Consumer;
@@ -69,13 +73,9 @@ export class UsageAggregator {
     while (!this.stopped) {
       try {
         await this.consumer.connect();
+        await this.dropStaleFences();
         await this.consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
-        await this.consumer.run({
-          eachBatch: async ({ batch }) => {
-            const records = batch.messages.flatMap((message) => parseUsageRecord(message.value?.toString("utf8") ?? "") ?? []);
-            await this.store.record(records);
-          },
-        });
+        await this.consumer.run({ eachBatch: ({ batch }) => this.apply(batch) });
         return;
       } catch (error) {
         this.logger.warn({ err: (error as Error).message }, "usage consumer cannot start yet; retrying");
@@ -83,6 +83,48 @@ export class UsageAggregator {
         await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS).unref());
       }
     }
+  }
+
+  private async apply(batch: Batch): Promise<void> {
+    const firstOffset = batch.firstOffset();
+    if (firstOffset === null) return;
+    const { topic, partition } = batch;
+    const partitionBatch: PartitionBatch = {
+      topic,
+      partition,
+      firstOffset: Number(firstOffset),
+      lastOffset: Number(batch.lastOffset()),
+      records: batch.messages.flatMap((message) => {
+        const record = parseUsageRecord(message.value?.toString("utf8") ?? "");
+        return record ? [{ offset: Number(message.offset), record }] : [];
+      }),
+    };
+    const result = await this.store.applyPartitionBatch(partitionBatch);
+    if (!("behind" in result)) return;
+    const from = result.behind + 1;
+    const low = await this.lowWatermark(topic, partition);
+    if (from >= low) {
+      this.logger.warn({ topic, partition, from, committed: partitionBatch.firstOffset }, "the usage store is behind the consumer group (restored from an older state?); reading the partition again from its offset");
+      this.consumer.seek({ topic, partition, offset: String(from) });
+      return;
+    }
+    this.logger.error({ topic, partition, lost: `${from}-${low - 1}` }, "usage records deleted by retention before the usage store applied them; counting from the oldest kept");
+    await this.store.applyPartitionBatch(partitionBatch, { acceptGap: true });
+  }
+
+  /** A topic deleted and created again starts its offsets over: the fences of the old one must go. */
+  private async dropStaleFences(): Promise<void> {
+    await this.admin.connect();
+    const offsets = await this.admin.fetchTopicOffsets(this.options.topic).catch(() => []);
+    const highs = new Map(offsets.map((p) => [p.partition, Number(p.high)]));
+    const dropped = await this.store.dropStaleFences(this.options.topic, highs);
+    if (dropped.length > 0) this.logger.warn({ topic: this.options.topic, partitions: dropped }, "usage topic started its offsets over (created again?); its old fences were dropped");
+  }
+
+  private async lowWatermark(topic: string, partition: number): Promise<number> {
+    await this.admin.connect();
+    const offsets = await this.admin.fetchTopicOffsets(topic);
+    return Number(offsets.find((p) => p.partition === partition)?.low ?? 0);
   }
 
   private async measureLag(): Promise<void> {

@@ -1,6 +1,7 @@
 import { withDeadline } from "../core/deadline.js";
 import type { Logger } from "../core/logger.js";
 import type { RecordSink } from "./record-sink.js";
+import type { ReplayGuard } from "./replay-guard.js";
 import type { Spool } from "./spool.js";
 import type { UsageRecord } from "./usage-record.js";
 
@@ -23,17 +24,23 @@ const MAX_BACKOFF_MS = 10_000;
  * older records still sit in the spool (order), the records are appended to
  * the fsynced local spool. A background loop delivers the spool to the sink,
  * oldest first, and deletes what was delivered; it also resumes after a
- * restart. A write that timed out may still land in Kafka and also be
- * delivered from the spool: aggregation applies each eventId once.
+ * restart. A write whose outcome was never learned (it timed out, the broker
+ * or this process died) may have landed all the same: records are spooled
+ * with the log's position from before their first write, and before a
+ * segment is delivered, the records already in the log after it are dropped
+ * (ReplayGuard), once every write that timed out has settled.
  */
 export class UsageIntake {
   private directAfter = 0;
   private delivering = false;
   private backoffMs = 200;
   private readonly timer: NodeJS.Timeout;
+  /** Direct writes past their deadline that have not settled yet: they may still land. */
+  private readonly unsettled = new Set<Promise<void>>();
 
   constructor(
     private readonly sink: RecordSink,
+    private readonly guard: ReplayGuard,
     private readonly spool: Spool,
     private readonly options: UsageIntakeOptions,
     private readonly logger: Logger,
@@ -45,16 +52,19 @@ export class UsageIntake {
 
   /** Resolves once the records are durable (in the sink or the spool); rejects only when both fail. */
   async accept(records: UsageRecord[]): Promise<void> {
+    const since = this.guard.position();
     if (this.spool.isEmpty && Date.now() >= this.directAfter) {
+      const write = this.sink.write(records);
       try {
-        await withDeadline(this.sink.write(records), this.options.directTimeoutMs);
+        await withDeadline(write, this.options.directTimeoutMs);
         return;
       } catch (error) {
+        this.watch(write);
         if (Date.now() >= this.directAfter) this.logger.warn({ err: (error as Error).message }, "usage sink unavailable; spooling events locally");
         this.directAfter = Date.now() + this.options.retryDirectAfterMs;
       }
     }
-    await this.spool.append(records);
+    await this.spool.append(records, since);
     void this.deliver();
   }
 
@@ -67,16 +77,28 @@ export class UsageIntake {
     await this.spool.close();
   }
 
+  private watch(write: Promise<void>): void {
+    const settled = write.then(
+      () => {},
+      () => {},
+    );
+    this.unsettled.add(settled);
+    void settled.then(() => this.unsettled.delete(settled));
+  }
+
   private async deliver(): Promise<void> {
     if (this.delivering || this.spool.isEmpty) return;
     this.delivering = true;
     try {
       for (let segment = await this.spool.oldest(); segment; segment = await this.spool.oldest()) {
-        for (let i = 0; i < segment.records.length; i += DELIVERY_CHUNK) {
-          await this.sink.write(segment.records.slice(i, i + DELIVERY_CHUNK));
+        while (this.unsettled.size > 0) await Promise.allSettled(this.unsettled);
+        const logged = new Set(await this.guard.alreadyLogged(segment.records.map((r) => r.eventId), segment.since));
+        const records = segment.records.filter((record) => !logged.has(record.eventId));
+        for (let i = 0; i < records.length; i += DELIVERY_CHUNK) {
+          await this.sink.write(records.slice(i, i + DELIVERY_CHUNK));
         }
         await segment.remove();
-        this.logger.info({ records: segment.records.length, left: this.spool.bytes }, "spooled usage events delivered");
+        this.logger.info({ records: records.length, alreadyLogged: logged.size, left: this.spool.bytes }, "spooled usage events delivered");
       }
       this.backoffMs = 200;
     } catch (error) {

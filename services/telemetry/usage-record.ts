@@ -22,13 +22,14 @@ export interface UsageRecord {
 
 /**
  * A usage record from its JSON; undefined for anything else (a spool line
- * damaged on disk, a message someone else wrote to the topic), which is
- * skipped rather than retried forever.
+ * damaged on disk, a message someone else wrote to the topic, a record whose
+ * openedAt is not a date), which is skipped rather than retried forever.
  */
 export function parseUsageRecord(json: string): UsageRecord | undefined {
   try {
     const record = JSON.parse(json) as UsageRecord;
-    return typeof record?.eventId === "string" && typeof record.licenseKey === "string" ? record : undefined;
+    const valid = typeof record?.eventId === "string" && typeof record.licenseKey === "string" && !Number.isNaN(Date.parse(record.openedAt));
+    return valid ? record : undefined;
   } catch {
     return undefined;
   }

@@ -24,6 +24,10 @@ const CASES: Record<string, { invalid: object; valid: object }> = {
     invalid: { signing: { level: "B-LT" } },
     valid: { signing: { level: "B-LT", tsaUrl: "http://tsa.example/" } },
   },
+  "spec.kafka": {
+    invalid: { kafka: { bootstrapServers: ["kafka:9092"], dedupeWindowHours: 168 } },
+    valid: { kafka: { bootstrapServers: ["kafka:9092"] } },
+  },
   "spec.conversion": {
     invalid: { conversion: { backend: "gotenberg" } },
     valid: { conversion: { backend: "gotenberg", gotenbergUrl: "http://gotenberg:3000" } },
@@ -118,7 +122,6 @@ describe("the Helm chart's CRD file on a real API server", () => {
       replicationFactor: 3,
       retentionHours: 168,
       deleteTopicsOnDelete: false,
-      dedupeWindowHours: 168,
     });
     assert.deepStrictEqual(spec.redis, { address: "redis:6379", tls: false });
   });

@@ -213,7 +213,7 @@ describe("DocService operator", () => {
         signing: { autoscaling: { minReplicas: 1, maxReplicas: 10 } },
         telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 20 } },
       },
-      kafka: { bootstrapServers: kafka.brokers, topic: "ops-usage", partitions: 3, replicationFactor: 1, retentionHours: 24, deleteTopicsOnDelete: true, dedupeWindowHours: 168 },
+      kafka: { bootstrapServers: kafka.brokers, topic: "ops-usage", partitions: 3, replicationFactor: 1, retentionHours: 24, deleteTopicsOnDelete: true },
       expectedLoad: { sign: 100, collect: 10_000 },
       autoscaling: { mode: "auto", headroom: 1.3 },
     };

@@ -109,6 +109,36 @@ describe("telemetry through Kafka", () => {
     assert.equal(counted.opens, accepted);
   });
 
+  test("direct writes that outlive their deadline (1 ms) and land all the same: the spooled copies are read back and dropped, every event counted once", async () => {
+    const key = await licenseKey("deadline");
+    const hastyDir = mkdtempSync(join(tmpdir(), "docservice-telemetry-hasty-"));
+    const hastyBase = `http://127.0.0.1:${await freePort()}`;
+    const env = kafkaModeEnv({ port: new URL(hastyBase).port, dataDir: hastyDir, kafkaBrokers: kafka.brokers, redisUrl: redis.url }, { TELEMETRY_DIRECT_TIMEOUT_MS: "1", LOG_LEVEL: "warn" });
+    const hasty = await startService("all", env, () => answers(`${hastyBase}/v1/health`));
+    try {
+      let accepted = 0;
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, worker) => {
+          for (let i = 0; i < 25; i++) {
+            const result = await collect(hastyBase, report([`HASH-D${worker}-${i}`, "HASH-DSHARED"]), key);
+            assert.equal(result.status, 202);
+            accepted += result.body.accepted;
+          }
+        }),
+      );
+      const metrics = await (await fetch(`${hastyBase}/metrics`)).text();
+      assert.doesNotMatch(metrics, /^docservice_usage_spool_bytes 0$/m, "the reports were spooled after their 1 ms deadline");
+      const counted = await usageWhen(base, key, range(), (u) => u.opens >= accepted, 60_000);
+      await sleep(3000); // spooled copies still being delivered would show by now
+      const settled = (await usage(base, key, today(), today())).body;
+      assert.deepEqual([settled.opens, settled.documents], [accepted, 101]);
+      assert.equal(counted.opens, accepted);
+    } finally {
+      await hasty.stop();
+      rmSync(hastyDir, { recursive: true, force: true });
+    }
+  });
+
   test("a restart of the service with events still spooled delivers them once Kafka is back", async () => {
     const key = await licenseKey("restart");
     await kafka.stop();

@@ -17,11 +17,9 @@ import type { LicenseKeyStore } from "../../services/telemetry/license-key-store
 import { RedisLicenseKeyStore } from "../../services/telemetry/redis-license-key-store.js";
 import { RedisUsageStore } from "../../services/telemetry/redis-usage-store.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
-import type { Usage, UsageStore } from "../../services/telemetry/usage-store.js";
+import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type Usage, type UsageStore } from "../../services/telemetry/usage-store.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 
-/** TELEMETRY_DEDUPE_WINDOW_SECONDS' default. */
-const WEEK_S = 7 * 24 * 3600;
 
 /** A fresh license key per test, so the tests of one store do not see each other's counts. */
 const newKey = (name: string) => `lk-${name}-${randomUUID().slice(0, 8)}`;
@@ -38,6 +36,11 @@ function open(licenseKey: string, documentId: string, openedAt: string, metadata
     hostname: "editor.example",
     metadata,
   };
+}
+
+/** The records as one partition's batch at consecutive offsets from `firstOffset`, in a topic of their own unless named. */
+function batchOf(records: UsageRecord[], firstOffset: number, topic = "usage", partition = 0): PartitionBatch {
+  return { topic, partition, firstOffset, lastOffset: firstOffset + records.length - 1, records: records.map((record, i) => ({ offset: firstOffset + i, record })) };
 }
 
 const byDay = (usage: Usage) => usage.byDay.map((d) => [d.date, d.documents, d.opens]);
@@ -151,6 +154,56 @@ function usageContract(store: () => UsageStore) {
     await store().record([twice, twice, { ...twice }]);
     const usage = await store().usage(other, "2026-08-10", "2026-08-10");
     assert.deepEqual([usage.documents, usage.opens], [1, 1]);
+  });
+
+  test("a partition batch counts once: redelivered, redelivered in part, or applied by two consumers at once", async () => {
+    const key = newKey("fence");
+    const topic = `t-${key}`;
+    const records = Array.from({ length: 30 }, (_, i) => open(key, `d${i % 7}`, `2026-10-0${1 + (i % 3)}T10:00:00.000Z`));
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(0, 10), 0, topic)), { applied: 10 });
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(0, 10), 0, topic)), { applied: 0 });
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(5, 20), 5, topic)), { applied: 10 }, "only offsets 10-19 are new");
+    const twice = await Promise.all([store().applyPartitionBatch(batchOf(records.slice(20), 20, topic)), store().applyPartitionBatch(batchOf(records.slice(20), 20, topic))]);
+    assert.deepEqual(twice.map((r) => ("applied" in r ? r.applied : -1)).sort(), [0, 10]);
+    // the same offsets of another partition are other records
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(0, 3), 0, topic, 1)), { applied: 3 });
+    const usage = await store().usage(key, "2026-10-01", "2026-10-03");
+    assert.deepEqual([usage.documents, usage.opens], [7, 33]);
+  });
+
+  test("messages that are not usage records move the fence; a batch after a gap is refused as behind, unless the gap is accepted", async () => {
+    const key = newKey("gap");
+    const topic = `t-${key}`;
+    const records = Array.from({ length: 4 }, (_, i) => open(key, `d${i}`, "2026-10-05T10:00:00.000Z"));
+    // offsets 0-4: records at 0 and 3, three foreign messages
+    const batch: PartitionBatch = { topic, partition: 0, firstOffset: 0, lastOffset: 4, records: [{ offset: 0, record: records[0] }, { offset: 3, record: records[1] }] };
+    assert.deepEqual(await store().applyPartitionBatch(batch), { applied: 2 });
+    assert.deepEqual(await store().applyPartitionBatch(batchOf([records[2]], 5, topic)), { applied: 1 });
+    assert.deepEqual(await store().applyPartitionBatch(batchOf([records[3]], 9, topic)), { behind: 5 });
+    assert.deepEqual(await store().applyPartitionBatch(batchOf([records[3]], 9, topic), { acceptGap: true }), { applied: 1 });
+    assert.deepEqual((await store().usage(key, "2026-10-05", "2026-10-05")).opens, 4);
+  });
+
+  test("fences at or beyond a partition's high watermark are dropped (the topic was created again); the others stay", async () => {
+    const key = newKey("recreated");
+    const topic = `t-${key}`;
+    const records = Array.from({ length: 6 }, (_, i) => open(key, `d${i}`, "2026-10-06T10:00:00.000Z"));
+    await store().applyPartitionBatch(batchOf(records.slice(0, 3), 0, topic, 0));
+    await store().applyPartitionBatch(batchOf(records.slice(0, 3), 0, topic, 1));
+    assert.deepEqual(await store().dropStaleFences(topic, new Map([[0, 1], [1, 3], [2, 0]])), [0]);
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(3), 0, topic, 0)), { applied: 3 }, "offsets from 0 again count");
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(3), 0, topic, 1)), { applied: 0 });
+    assert.equal((await store().usage(key, "2026-10-06", "2026-10-06")).opens, 9);
+  });
+
+  test("large batches: redelivered from the middle of one script's part, every record counts once", async () => {
+    const key = newKey("large");
+    const topic = `t-${key}`;
+    const records = Array.from({ length: 3500 }, (_, i) => open(key, `d${i % 1000}`, "2026-10-07T10:00:00.000Z"));
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(0, 2500), 0, topic)), { applied: 2500 });
+    assert.deepEqual(await store().applyPartitionBatch(batchOf(records.slice(1500), 1500, topic)), { applied: 1000 });
+    const usage = await store().usage(key, "2026-10-07", "2026-10-07");
+    assert.deepEqual([usage.documents, usage.opens], [1000, 3500]);
   });
 
   test("the same document opened many times: one document, every open counted", async () => {
@@ -314,7 +367,7 @@ function licenseKeyContract(store: () => LicenseKeyStore) {
 describe("EmbeddedUsageStore (LMDB)", () => {
   const dir = mkdtempSync(join(tmpdir(), "docservice-usage-"));
   let now = Date.parse("2026-11-21T00:00:00Z");
-  const store = new EmbeddedUsageStore(dir, WEEK_S, () => now);
+  const store = new EmbeddedUsageStore(dir, () => now);
   after(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -324,27 +377,26 @@ describe("EmbeddedUsageStore (LMDB)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(store, "EmbeddedUsageStore"));
 
-  test("an eventId is remembered for the dedupe window (here one hour), then forgotten; counts survive reopening", async () => {
+  test("an eventId from record() is remembered for 7 days, then forgotten; counts survive reopening", async () => {
     const reopenedDir = mkdtempSync(join(tmpdir(), "docservice-usage-reopen-"));
-    const hourS = 3600;
     try {
       const key = newKey("expiry");
       const record = open(key, "a", "2026-11-20T10:00:00.000Z");
-      const first = new EmbeddedUsageStore(reopenedDir, hourS, () => now);
+      const first = new EmbeddedUsageStore(reopenedDir, () => now);
       await first.record([record]);
       await first.close();
 
-      now += hourS * 1000 - 1;
-      const second = new EmbeddedUsageStore(reopenedDir, hourS, () => now);
+      now += EVENT_ID_MEMORY_SECONDS * 1000 - 1;
+      const second = new EmbeddedUsageStore(reopenedDir, () => now);
       await second.record([record]);
       assert.equal((await second.usage(key, "2026-11-20", "2026-11-20")).opens, 1);
       await second.close();
 
       now += 2;
-      const third = new EmbeddedUsageStore(reopenedDir, hourS, () => now);
+      const third = new EmbeddedUsageStore(reopenedDir, () => now);
       await third.record([record]);
       const usage = await third.usage(key, "2026-11-20", "2026-11-20");
-      assert.deepEqual([usage.documents, usage.opens], [1, 2], "a replay after the window counts the open again, never the document");
+      assert.deepEqual([usage.documents, usage.opens], [1, 2], "a replay after 7 days counts the open again, never the document");
       await third.close();
     } finally {
       rmSync(reopenedDir, { recursive: true, force: true });
@@ -371,7 +423,7 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
   before(async () => {
     redis = await startRedis();
     client = connectRedis(redis.url, createLogger("silent"));
-    usageStore = new RedisUsageStore(client, WEEK_S);
+    usageStore = new RedisUsageStore(client);
     licenseKeys = new RedisLicenseKeyStore(client);
     for (let i = 0; i < 100 && !client.isReady; i++) await sleep(50);
   });
@@ -386,13 +438,13 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(usageStore, "RedisUsageStore"));
 
-  test("applied eventIds are kept per minute received for the dedupe window (7 days by default); a query leaves no temporary key behind", async () => {
+  test("eventIds from record() are kept per minute received for 7 days; a query leaves no temporary key behind", async () => {
     const record = open(newKey("ttl"), "a", "2026-11-20T10:00:00.000Z");
     await usageStore.record([record]);
     const seen = "ds:usage:seen:2026-11-20T10:00";
     assert.equal(await client.sIsMember(seen, Buffer.from(record.eventId.replaceAll("-", ""), "hex").toString("base64url")), 1);
     const ttl = await client.ttl(seen);
-    assert.ok(ttl > WEEK_S - 60 && ttl <= WEEK_S, `ttl ${ttl}`);
+    assert.ok(ttl > EVENT_ID_MEMORY_SECONDS - 60 && ttl <= EVENT_ID_MEMORY_SECONDS, `ttl ${ttl}`);
     await usageStore.usage(record.licenseKey, "2026-11-01", "2026-11-30");
     assert.deepEqual(await client.keys("ds:usage:tmp:*"), []);
   });
@@ -404,17 +456,15 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
     assert.equal((await usageStore.usage(record.licenseKey, "2026-11-20", "2026-11-20")).opens, 2);
   });
 
-  test("a replay within a one-second dedupe window is skipped; after it, the open counts again, never the document", async () => {
-    const shortWindow = new RedisUsageStore(client, 1);
-    // a minute no other test receives events in: this store expires that minute's set after a second
-    const record = open(newKey("window"), "a", "2030-06-15T03:00:00.000Z");
-    await shortWindow.record([record]);
-    await shortWindow.record([record]);
-    assert.equal((await shortWindow.usage(record.licenseKey, "2030-06-15", "2030-06-15")).opens, 1);
-    await sleep(1100);
-    await shortWindow.record([record]);
-    const usage = await shortWindow.usage(record.licenseKey, "2030-06-15", "2030-06-15");
-    assert.deepEqual([usage.documents, usage.opens], [1, 2]);
+  test("partition batches leave only billing state: day and month sets, opens, first/last seen and one offset per partition, nothing per event", async () => {
+    const key = newKey("state");
+    const topic = `t-${key}`;
+    const records = Array.from({ length: 5000 }, (_, i) => ({ ...open(key, `d${i % 50}`, `2026-12-0${1 + (i % 2)}T10:00:00.000Z`), receivedAt: "2031-01-01T00:00:00.000Z" }));
+    await usageStore.applyPartitionBatch(batchOf(records, 0, topic));
+    const written = [...(await client.keys(`ds:usage:key:${key}:*`)), ...(await client.keys("ds:usage:seen:2031-*")), ...(await client.keys(`ds:usage:offsets:${topic}`))].sort();
+    const base = `ds:usage:key:${key}`;
+    assert.deepEqual(written, [`${base}:docs:2026-12`, `${base}:docs:2026-12-01`, `${base}:docs:2026-12-02`, `${base}:opens`, `${base}:span`, `ds:usage:offsets:${topic}`]);
+    assert.equal(await client.hGet(`ds:usage:offsets:${topic}`, "0"), "4999");
   });
 
   test("Redis down → 503 UNAVAILABLE, not a hang; validation still answers 400", async () => {

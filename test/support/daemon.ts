@@ -16,8 +16,10 @@ export interface DaemonSpec {
 }
 
 export interface Daemon {
-  /** SIGTERM, wait for exit (SIGKILL after 10 s), remove the temp dir. */
-  stop(): Promise<void>;
+  /** SIGTERM (or the signal given), wait for exit (SIGKILL after 10 s), remove the temp dir. */
+  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** Pauses (SIGSTOP) or resumes (SIGCONT) the process. */
+  signal(signal: "SIGSTOP" | "SIGCONT"): void;
 }
 
 // Daemons still running when the test process exits: kill them and remove
@@ -55,10 +57,11 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
   });
 
   const remove = () => rmSync(dir, { recursive: true, force: true });
-  const stop = async () => {
+  const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
     if (exitReason === undefined) {
       child.ref();
-      child.kill("SIGTERM");
+      child.kill("SIGCONT"); // a paused process would not act on SIGTERM
+      child.kill(signal);
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
       await exited;
       clearTimeout(timer);
@@ -80,5 +83,5 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
 
   // Let the test process exit even if stop() is never called (see "exit" above).
   child.unref();
-  return { stop };
+  return { stop, signal: (signal) => void child.kill(signal) };
 }

@@ -16,8 +16,11 @@ export interface KafkaBroker {
   /** ["127.0.0.1:PORT"], for kafkajs' `brokers`. */
   brokers: string[];
   port: number;
-  /** SIGTERM, then waits for the broker to exit. The data is kept for start(). */
-  stop(): Promise<void>;
+  /** SIGTERM (or SIGKILL), then waits for the broker to exit. The data is kept for start(). */
+  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** SIGSTOP: the broker holds every connection without answering, until resume(). */
+  pause(): void;
+  resume(): void;
   /** Starts the broker again after stop(), on the same port, with the same data. */
   start(): Promise<void>;
 }
@@ -62,10 +65,10 @@ export async function startKafka(): Promise<KafkaBroker> {
       timeoutMs: 60_000,
     });
   };
-  const stop = async () => {
+  const stop = async (signal?: "SIGTERM" | "SIGKILL") => {
     const running = daemon;
     daemon = undefined;
-    await running?.stop();
+    await running?.stop(signal);
   };
 
   try {
@@ -75,7 +78,7 @@ export async function startKafka(): Promise<KafkaBroker> {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  return { brokers, port, start, stop };
+  return { brokers, port, start, stop, pause: () => daemon?.signal("SIGSTOP"), resume: () => daemon?.signal("SIGCONT") };
 }
 
 function serverProperties(port: number, controllerPort: number, logDir: string): string {

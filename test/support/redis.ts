@@ -1,19 +1,32 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startDaemon, type Daemon } from "./daemon.js";
 import { freePort } from "./ports.js";
 
 export interface RedisServer {
   port: number;
   url: string;
-  stop(): Promise<void>;
-  /** Restarts on the same port after stop(); the data is gone (nothing is persisted). */
+  /** SIGTERM (Redis then writes its append-only file and exits) or SIGKILL. */
+  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** Restarts on the same port after stop(); the data is gone unless `persistent`. */
   start(): Promise<void>;
+  /** Stops it and removes its data for good. */
+  remove(): Promise<void>;
 }
 
-/** Starts a throwaway redis-server (from PATH, see scripts/testenv/setup.sh) on a free port. */
-export async function startRedis(): Promise<RedisServer> {
+/**
+ * Starts a throwaway redis-server (from PATH, see scripts/testenv/setup.sh) on
+ * a free port. `persistent`: as the README recommends for usage counts,
+ * appendonly yes with appendfsync everysec, in a data dir kept across stop()
+ * and start().
+ */
+export async function startRedis(options: { persistent?: boolean } = {}): Promise<RedisServer> {
   const port = await freePort();
   let daemon: Daemon | undefined;
+  const dataDir = options.persistent ? mkdtempSync(join(tmpdir(), `docservice-redis-${port}-data-`)) : undefined;
+  const persistence = dataDir ? ["--appendonly", "yes", "--appendfsync", "everysec"] : ["--appendonly", "no"];
 
   const start = async () => {
     if (daemon) throw new Error(`redis on port ${port} is already running`);
@@ -24,22 +37,26 @@ export async function startRedis(): Promise<RedisServer> {
         "--port", String(port),
         "--bind", "127.0.0.1",
         "--save", "",
-        "--appendonly", "no",
+        ...persistence,
         "--daemonize", "no",
-        "--dir", dir,
+        "--dir", dataDir ?? dir,
         "--loglevel", "warning",
       ],
       ready: () => redisPing(port),
     });
   };
-  const stop = async () => {
+  const stop = async (signal?: "SIGTERM" | "SIGKILL") => {
     const running = daemon;
     daemon = undefined;
-    await running?.stop();
+    await running?.stop(signal);
+  };
+  const remove = async () => {
+    await stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
 
   await start();
-  return { port, url: `redis://127.0.0.1:${port}`, start, stop };
+  return { port, url: `redis://127.0.0.1:${port}`, start, stop, remove };
 }
 
 /** True if a Redis server answers PING (raw RESP) on host:port. */
