@@ -83,7 +83,15 @@ export class KafkaThread implements RecordSink, ReplayGuard {
     }
     const batchId = this.nextBatchId++;
     this.sent.set(batchId, batch);
-    this.thread.postMessage({ type: "write", batchId, records: batch.flatMap((entry) => entry.records) } satisfies ToKafkaThread);
+    const keys: string[] = [];
+    const values: string[] = [];
+    for (const { records } of batch) {
+      for (const record of records) {
+        keys.push(record.licenseKey);
+        values.push(JSON.stringify(record));
+      }
+    }
+    this.thread.postMessage({ type: "write", batchId, keys, values } satisfies ToKafkaThread);
   }
 
   private spawn(): Worker {

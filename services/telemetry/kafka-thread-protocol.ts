@@ -1,6 +1,5 @@
 import type { Config } from "../core/config.js";
 import type { LogPosition } from "./log-position.js";
-import type { UsageRecord } from "./usage-record.js";
 
 /** What a Kafka thread is started with. */
 export interface KafkaThreadSetup {
@@ -10,7 +9,8 @@ export interface KafkaThreadSetup {
 }
 
 export type ToKafkaThread =
-  | { type: "write"; batchId: number; records: UsageRecord[] }
+  /** Records as JSON, with their license keys (strings cross threads far cheaper than objects). */
+  | { type: "write"; batchId: number; keys: string[]; values: string[] }
   | { type: "alreadyLogged"; requestId: number; eventIds: string[]; since: LogPosition }
   | { type: "close" };
 

@@ -65,7 +65,7 @@ port.on("message", (message: ToKafkaThread) => {
     const { batchId } = message;
     if (!usageLog) return post({ type: "written", batchId, error: "this thread runs the aggregator, not the producer" });
     const log = usageLog;
-    log.write(message.records).then(
+    log.writeSerialized(message.keys, message.values).then(
       () => post({ type: "written", batchId, position: log.position() }),
       (error: unknown) => post({ type: "written", batchId, error: messageOf(error) }),
     );

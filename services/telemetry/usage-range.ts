@@ -83,6 +83,18 @@ export interface UsageEntry {
   openedAt: string;
 }
 
+/** openedAt as the telemetry service writes it (Date#toISOString, UTC, milliseconds): already what entries compare. */
+const CANONICAL_TIME = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/** A record's openedAt in UTC with milliseconds (comparable as text), undefined when it is not a date between years 0 and 9999. */
+export function normalizedOpenedAt(openedAt: unknown): string | undefined {
+  if (typeof openedAt !== "string") return undefined;
+  if (CANONICAL_TIME.test(openedAt)) return openedAt;
+  const time = Date.parse(openedAt);
+  const normalized = Number.isNaN(time) ? "" : new Date(time).toISOString();
+  return /^\d{4}-/.test(normalized) ? normalized : undefined;
+}
+
 /**
  * The records as entries; a record whose openedAt is not a date fails the
  * whole batch (VALIDATION_ERROR) before anything is written.
@@ -90,15 +102,18 @@ export interface UsageEntry {
 export function usageEntries(records: UsageRecord[]): UsageEntry[] {
   const issues: FieldIssue[] = [];
   const entries = records.map((record, index) => {
-    const time = Date.parse(record.openedAt);
-    const openedAt = Number.isNaN(time) ? "" : new Date(time).toISOString();
-    if (!/^\d{4}-/.test(openedAt)) issues.push({ field: `records[${index}].openedAt`, issue: "must be an ISO 8601 date between years 0 and 9999" });
+    const openedAt = normalizedOpenedAt(record.openedAt) ?? "";
+    if (!openedAt) issues.push({ field: `records[${index}].openedAt`, issue: "must be an ISO 8601 date between years 0 and 9999" });
     const day = openedAt.slice(0, 10);
     return { eventId: record.eventId, licenseKey: record.licenseKey, day, month: day.slice(0, 7), member: documentMember(record), openedAt };
   });
   if (issues.length > 0) throw validationError(issues);
   return entries;
 }
+
+/** Members already hashed, by canonical document: a document is opened again and again. Emptied when full. */
+const members = new Map<string, string>();
+const MAX_CACHED_MEMBERS = 50_000;
 
 /**
  * What makes a document distinct: its documentId with the report's metadata
@@ -111,7 +126,13 @@ export function documentMember(record: Pick<UsageRecord, "documentId" | "metadat
     .sort()
     .map((key) => `${JSON.stringify(key)}:${JSON.stringify(metadata[key])}`);
   const canonical = `{"documentId":${JSON.stringify(record.documentId)},"metadata":{${fields.join(",")}}}`;
-  return hash("sha256", canonical, "buffer").subarray(0, 16).toString("base64url");
+  let member = members.get(canonical);
+  if (member === undefined) {
+    member = hash("sha256", canonical, "buffer").subarray(0, 16).toString("base64url");
+    if (members.size >= MAX_CACHED_MEMBERS) members.clear();
+    members.set(canonical, member);
+  }
+  return member;
 }
 
 function parseDate(field: string, value: string, issues: FieldIssue[]): number | undefined {

@@ -1,3 +1,5 @@
+import { normalizedOpenedAt } from "./usage-range.js";
+
 /**
  * One accepted usage event, as written to Kafka (or the spool) and read by the
  * aggregator. Plain JSON.
@@ -28,7 +30,7 @@ export interface UsageRecord {
 export function parseUsageRecord(json: string): UsageRecord | undefined {
   try {
     const record = JSON.parse(json) as UsageRecord;
-    const valid = typeof record?.eventId === "string" && typeof record.licenseKey === "string" && !Number.isNaN(Date.parse(record.openedAt));
+    const valid = typeof record?.eventId === "string" && typeof record.licenseKey === "string" && normalizedOpenedAt(record.openedAt) !== undefined;
     return valid ? record : undefined;
   } catch {
     return undefined;
