@@ -11,7 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
-import { KafkaUsageLog } from "../../services/telemetry/kafka-usage-log.js";
+import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
 import { consume } from "../../test/support/kafka.js";
 

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { createLogger } from "../../services/core/logger.js";
 import { connectRedis } from "../../services/core/redis-client.js";
-import { RedisUsageStore } from "../../services/telemetry/redis-usage-store.js";
+import { RedisUsageStore } from "../../services/telemetry/usage/redis-usage-store.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
 import { startRedis } from "../../test/support/redis.js";
 import { waitFor } from "../../test/support/wait.js";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { LicenseKey } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { validationError } from "../core/errors.js";
 import { fieldIssues } from "../core/field-issues.js";
-import { collectRequestJsonSchema, parseCollectRequest } from "../telemetry/collect-request-schema.js";
+import { collectRequestJsonSchema, parseCollectRequest } from "../telemetry/intake/collect-request-schema.js";
 import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { readJsonBody } from "./json-body.js";
 import { queryValue, queryValues, type Route } from "./route.js";

@@ -14,11 +14,11 @@ import type {
 } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
 import type { UnaryApi } from "../core/unary-api.js";
-import { COMMUNITY_LICENSE_KEY, MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT } from "./collect-request-schema.js";
-import type { LicenseKeyInfo, LicenseKeyStore } from "./license-key-store.js";
-import type { UsageIntake } from "./usage-intake.js";
+import { COMMUNITY_LICENSE_KEY, MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT } from "./intake/collect-request-schema.js";
+import type { LicenseKeyInfo, LicenseKeyStore } from "./license-keys/license-key-store.js";
+import type { UsageIntake } from "./intake/usage-intake.js";
 import type { UsageRecord } from "./usage-record.js";
-import type { UsageStore } from "./usage-store.js";
+import type { UsageStore } from "./usage/usage-store.js";
 
 export type TelemetryApi = UnaryApi<typeof TelemetryServiceService>;
 

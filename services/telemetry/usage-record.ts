@@ -1,4 +1,4 @@
-import { normalizedOpenedAt } from "./usage-range.js";
+import { normalizedOpenedAt } from "./usage/usage-range.js";
 
 /**
  * One accepted usage event, as written to Kafka (or the spool) and read by the

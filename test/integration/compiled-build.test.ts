@@ -74,7 +74,7 @@ describe("compiled build (npm run build, plain node, no tsx, writes only to the 
 
   test("the build mirrors the sources as JavaScript, with no TypeScript and no tsx bootstrap", () => {
     const dist = join(app, "dist");
-    for (const file of ["services/main.js", "operator/main.js", "services/signing/workers/signing-worker.js", "services/telemetry/kafka-thread.js", "loadtest/sizing-profile.json"]) {
+    for (const file of ["services/main.js", "operator/main.js", "services/signing/workers/signing-worker.js", "services/telemetry/kafka/kafka-thread.js", "loadtest/sizing-profile.json"]) {
       assert.ok(existsSync(join(dist, file)), `${file} in the build`);
     }
     const files = (readdirSync(dist, { recursive: true }) as string[]).filter((file) => !file.endsWith(".map"));

@@ -6,8 +6,8 @@ import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import type { Admin, Kafka } from "kafkajs";
 import { createLogger } from "../../services/core/logger.js";
-import { kafkaClient } from "../../services/telemetry/kafka-client.js";
-import { KafkaUsageLog } from "../../services/telemetry/kafka-usage-log.js";
+import { kafkaClient } from "../../services/telemetry/kafka/kafka-client.js";
+import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import { parseUsageRecord, type UsageRecord } from "../../services/telemetry/usage-record.js";
 import { readMessages, startKafka, type KafkaBroker } from "../support/kafka.js";
 

@@ -11,13 +11,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ServiceError } from "../../services/core/errors.js";
 import { createLogger } from "../../services/core/logger.js";
 import { connectRedis, type RedisClient } from "../../services/core/redis-client.js";
-import { EmbeddedLicenseKeyStore } from "../../services/telemetry/embedded-license-key-store.js";
-import { EmbeddedUsageStore } from "../../services/telemetry/embedded-usage-store.js";
-import type { LicenseKeyStore } from "../../services/telemetry/license-key-store.js";
-import { RedisLicenseKeyStore } from "../../services/telemetry/redis-license-key-store.js";
-import { RedisUsageStore } from "../../services/telemetry/redis-usage-store.js";
+import { EmbeddedLicenseKeyStore } from "../../services/telemetry/license-keys/embedded-license-key-store.js";
+import { EmbeddedUsageStore } from "../../services/telemetry/usage/embedded-usage-store.js";
+import type { LicenseKeyStore } from "../../services/telemetry/license-keys/license-key-store.js";
+import { RedisLicenseKeyStore } from "../../services/telemetry/license-keys/redis-license-key-store.js";
+import { RedisUsageStore } from "../../services/telemetry/usage/redis-usage-store.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
-import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type Usage, type UsageStore } from "../../services/telemetry/usage-store.js";
+import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type Usage, type UsageStore } from "../../services/telemetry/usage/usage-store.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import { documentMember, parseUsageRange, usageEntries } from "./usage-range.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { UsageRecord } from "../usage-record.js";
 
 /** The member's definition, written out: SHA-256 of the canonical JSON, first 16 bytes, base64url. */
 const expectedMember = (canonical: string) => createHash("sha256").update(canonical).digest().subarray(0, 16).toString("base64url");

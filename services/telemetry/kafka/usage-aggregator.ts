@@ -1,7 +1,7 @@
 import type { Admin, Batch, Consumer, Kafka } from "kafkajs";
-import type { Logger } from "../core/logger.js";
-import { parseUsageRecord } from "./usage-record.js";
-import type { PartitionBatch, UsageStore } from "./usage-store.js";
+import type { Logger } from "../../core/logger.js";
+import { parseUsageRecord } from "../usage-record.js";
+import type { PartitionBatch, UsageStore } from "../usage/usage-store.js";
 
 export interface UsageAggregatorOptions {
   topic: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { guardRedis, type RedisClient } from "../core/redis-client.js";
+import { guardRedis, type RedisClient } from "../../core/redis-client.js";
 import { parseUsageRange, rangeUsage, usageEntries, type UsageEntry } from "./usage-range.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { UsageRecord } from "../usage-record.js";
 import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type PartitionBatchResult, type Usage, type UsageStore } from "./usage-store.js";
 
 /*

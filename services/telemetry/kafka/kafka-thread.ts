@@ -6,13 +6,13 @@
 // own, the aggregator's batches do not hold up the producer's round trips.
 import { parentPort, workerData } from "node:worker_threads";
 import type { Admin } from "kafkajs";
-import { DataDir } from "../core/data-dir.js";
-import { createLogger } from "../core/logger.js";
+import { DataDir } from "../../core/data-dir.js";
+import { createLogger } from "../../core/logger.js";
 import { kafkaClient } from "./kafka-client.js";
 import { KafkaLogReader } from "./kafka-log-reader.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
 import { KafkaUsageLog } from "./kafka-usage-log.js";
-import { openUsageStore, redisOf } from "./open-usage-store.js";
+import { openUsageStore, redisOf } from "../usage/open-usage-store.js";
 import { UsageAggregator } from "./usage-aggregator.js";
 
 const { config, role } = (workerData as { data: KafkaThreadSetup }).data;

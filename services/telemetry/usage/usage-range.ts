@@ -2,8 +2,8 @@
 // listed as days and months), and where a record counts (its UTC day and
 // month, and the distinct member standing for its document).
 import { hash } from "node:crypto";
-import { validationError, type FieldIssue } from "../core/errors.js";
-import type { UsageRecord } from "./usage-record.js";
+import { validationError, type FieldIssue } from "../../core/errors.js";
+import type { UsageRecord } from "../usage-record.js";
 import type { Usage } from "./usage-store.js";
 
 /** The longest range a usage query may span, in days (inclusive). */

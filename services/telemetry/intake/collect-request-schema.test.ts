@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError } from "../../core/errors.js";
 import { parseCollectRequest } from "./collect-request-schema.js";
 
 const limits = { metadataMaxBytes: 200 };

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Admin, Kafka } from "kafkajs";
-import type { LogPosition } from "./log-position.js";
-import { parseUsageRecord } from "./usage-record.js";
+import type { LogPosition } from "../intake/log-position.js";
+import { parseUsageRecord } from "../usage-record.js";
 
 const READ_TIMEOUT_MS = 60_000;
 /** A read window unused this long is forgotten (its eventIds are memory). */

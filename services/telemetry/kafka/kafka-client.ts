@@ -1,5 +1,5 @@
 import { Kafka, logLevel, type LogEntry } from "kafkajs";
-import type { Logger } from "../core/logger.js";
+import type { Logger } from "../../core/logger.js";
 
 const LEVELS: Record<number, "error" | "warn" | "info" | "debug"> = {
   [logLevel.ERROR]: "error",

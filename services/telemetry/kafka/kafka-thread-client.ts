@@ -1,11 +1,11 @@
 import type { Worker } from "node:worker_threads";
-import type { Logger } from "../core/logger.js";
-import { startTypeScriptWorker } from "../core/typescript-worker.js";
+import type { Logger } from "../../core/logger.js";
+import { startTypeScriptWorker } from "../../core/typescript-worker.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
-import type { LogPosition } from "./log-position.js";
-import type { RecordSink } from "./record-sink.js";
-import type { ReplayGuard } from "./replay-guard.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { LogPosition } from "../intake/log-position.js";
+import type { RecordSink } from "../intake/record-sink.js";
+import type { ReplayGuard } from "../intake/replay-guard.js";
+import type { UsageRecord } from "../usage-record.js";
 
 /** A write waiting to travel to the thread with others, and how to answer its caller. */
 interface PendingWrite {

@@ -1,9 +1,9 @@
-import { withDeadline } from "../core/deadline.js";
-import type { Logger } from "../core/logger.js";
+import { withDeadline } from "../../core/deadline.js";
+import type { Logger } from "../../core/logger.js";
 import type { RecordSink } from "./record-sink.js";
 import type { ReplayGuard } from "./replay-guard.js";
 import type { Spool } from "./spool.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { UsageRecord } from "../usage-record.js";
 
 export interface UsageIntakeOptions {
   /** How long a report waits for the sink before its records go to the spool instead. */

@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { open, readFile, rm, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError } from "../../core/errors.js";
 import { earliest, samePosition, type LogPosition } from "./log-position.js";
-import { parseUsageRecord, type UsageRecord } from "./usage-record.js";
+import { parseUsageRecord, type UsageRecord } from "../usage-record.js";
 
 export interface SpoolOptions {
   /** Total size of the spool files; an append beyond it is refused with 503. */

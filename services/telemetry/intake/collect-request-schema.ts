@@ -8,7 +8,7 @@
  * about a fifth of what the equivalent zod schema did per report.
  */
 import { Ajv, type ErrorObject } from "ajv";
-import { validationError, type FieldIssue } from "../core/errors.js";
+import { validationError, type FieldIssue } from "../../core/errors.js";
 
 export const COMMUNITY_LICENSE_KEY = "community-and-eval-agplv3";
 export const MAX_EVENTS_PER_REPORT = 100;

@@ -1,4 +1,4 @@
-import type { UsageRecord } from "./usage-record.js";
+import type { UsageRecord } from "../usage-record.js";
 
 export interface DailyUsage {
   /** YYYY-MM-DD (UTC). */

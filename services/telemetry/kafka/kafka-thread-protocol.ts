@@ -1,5 +1,5 @@
-import type { Config } from "../core/config.js";
-import type { LogPosition } from "./log-position.js";
+import type { Config } from "../../core/config.js";
+import type { LogPosition } from "../intake/log-position.js";
 
 /** What a Kafka thread is started with. */
 export interface KafkaThreadSetup {

@@ -1,4 +1,4 @@
-import { guardRedis, type RedisClient } from "../core/redis-client.js";
+import { guardRedis, type RedisClient } from "../../core/redis-client.js";
 import type { LicenseKeyInfo, LicenseKeyStore } from "./license-key-store.js";
 
 /** One hash: license key → JSON `{customer, createdAt}` (ms). */

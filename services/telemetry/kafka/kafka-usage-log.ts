@@ -1,7 +1,7 @@
 import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer, type RecordMetadata } from "kafkajs";
-import type { LogPosition } from "./log-position.js";
-import type { RecordSink } from "./record-sink.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { LogPosition } from "../intake/log-position.js";
+import type { RecordSink } from "../intake/record-sink.js";
+import type { UsageRecord } from "../usage-record.js";
 
 /**
  * Records per produce request. Large requests cost the broker and kafkajs

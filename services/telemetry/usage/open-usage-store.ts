@@ -1,7 +1,7 @@
-import type { Config } from "../core/config.js";
-import type { DataDir } from "../core/data-dir.js";
-import type { Logger } from "../core/logger.js";
-import { connectRedis, type RedisClient } from "../core/redis-client.js";
+import type { Config } from "../../core/config.js";
+import type { DataDir } from "../../core/data-dir.js";
+import type { Logger } from "../../core/logger.js";
+import { connectRedis, type RedisClient } from "../../core/redis-client.js";
 import { EmbeddedUsageStore } from "./embedded-usage-store.js";
 import { RedisUsageStore } from "./redis-usage-store.js";
 import type { UsageStore } from "./usage-store.js";

@@ -1,6 +1,6 @@
 import { open, type RootDatabase } from "lmdb";
 import { parseUsageRange, rangeUsage, usageEntries, type UsageEntry } from "./usage-range.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { UsageRecord } from "../usage-record.js";
 import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type PartitionBatchResult, type Usage, type UsageStore } from "./usage-store.js";
 
 interface Span {

@@ -3,9 +3,9 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError } from "../../core/errors.js";
 import { Spool } from "./spool.js";
-import type { UsageRecord } from "./usage-record.js";
+import type { UsageRecord } from "../usage-record.js";
 
 /** Nothing known about the log: the position of a write before Kafka ever answered. */
 const NOWHERE = {};
