@@ -37,6 +37,7 @@ export class KafkaLogReader {
     await this.admin.connect();
     const partitions = await this.admin.fetchTopicOffsets(this.topic);
     const reads = new Map<number, { from: number; to: number }>();
+    const ends = new Map(partitions.map((p) => [p.partition, p.high]));
     for (const { partition, low, high } of partitions) {
       const from = Math.max(since[partition] ?? 0, Number(low));
       const to = Number(high);
@@ -44,7 +45,7 @@ export class KafkaLogReader {
       if (!window || window.from > from || window.to < from) this.windows.set(partition, (window = { from, to: from, eventIds: new Set() }));
       if (window.to < to) reads.set(partition, { from: window.to, to });
     }
-    if (reads.size > 0) await this.read(reads);
+    if (reads.size > 0) await this.read(reads, ends);
     this.scheduleForget();
     return eventIds.filter((id) => [...this.windows.values()].some((window) => window.eventIds.has(id)));
   }
@@ -53,7 +54,8 @@ export class KafkaLogReader {
     this.windows.clear();
   }
 
-  private async read(reads: Map<number, { from: number; to: number }>): Promise<void> {
+  /** Reads each partition of `reads` over its range; every other partition of the topic starts at its end (`ends`), so nothing else is fetched. */
+  private async read(reads: Map<number, { from: number; to: number }>, ends: Map<number, string>): Promise<void> {
     const groupId = `${this.groupPrefix}-${randomUUID()}`;
     const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 3 } });
     const remaining = new Set(reads.keys());
@@ -84,9 +86,7 @@ export class KafkaLogReader {
             },
           })
           .then(() => {
-            // partitions not to read start at their end; the others where the read starts
-            const { topic } = this;
-            for (const [partition, read] of reads) consumer.seek({ topic, partition, offset: String(read.from) });
+            for (const [partition, end] of ends) consumer.seek({ topic: this.topic, partition, offset: String(reads.get(partition)?.from ?? end) });
           }, reject);
       });
     } finally {
