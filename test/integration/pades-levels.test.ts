@@ -121,6 +121,24 @@ describe("PAdES levels judged by EU DSS", () => {
     });
   }
 
+  test("B-LTA appended in place, as a worker signs an upload (in a resizable ArrayBuffer it owns): no copy, the received bytes kept, DSS TOTAL_PASSED", async () => {
+    const received = await textPdf(2);
+    const ResizableArrayBuffer = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer;
+    const upload = Buffer.from(new ResizableArrayBuffer(received.length, { maxByteLength: received.length + 1024 * 1024 }), 0, received.length);
+    received.copy(upload);
+    const signed = await runSigningJob(job(upload, "B-LTA"), signerA, services, { ownsPdf: true });
+    assert.equal(signed.buffer, upload.buffer, "appended in the upload's ArrayBuffer");
+    assert.equal(signed.buffer.byteLength, signed.length, "which the result fills, to move to another thread whole");
+    assert.ok(upload.equals(received) && signed.subarray(0, received.length).equals(received), "the received bytes kept");
+    const report = await dss(Buffer.from(signed), "in-place");
+    assert.equal(report.signatures.length, 1, report.log);
+    assert.equal(report.signatures[0]!.indication, "TOTAL_PASSED", JSON.stringify(report.signatures[0], null, 1));
+    assert.equal(report.signatures[0]!.signatureFormat, "PAdES-BASELINE-LTA");
+    const ours = await verify(signed);
+    assert.equal(ours.valid, true, ours.reason);
+    assert.deepEqual(ours.signers.map((signer) => [signer.kind, signer.indication]), [["signature", "TOTAL-PASSED"], ["document-timestamp", "TOTAL-PASSED"]]);
+  });
+
   test("countersigned at B-LTA by a SoftHSM2 key after a local key's B-LT: both TOTAL_PASSED, the first revision unchanged", async () => {
     const first = await runSigningJob(job(await textPdf(1), "B-LT", "Customer"), signerA, services);
     const second = await runSigningJob(job(first, "B-LTA", "Company"), signerB, services);

@@ -18,11 +18,13 @@ import type { RevocationSource } from "./revocation.js";
 import { signatureTimestampToken } from "./signature-assessment.js";
 import type { TimestampAuthority } from "./timestamp-authority.js";
 
+/** `options.ownsPdf`: the caller hands `pdf`'s ArrayBuffer over; when resizable, the revisions are appended in it ({@link PdfOutput.appendingTo}). */
 export async function extendArchive(
   pdf: Buffer,
   services: { timestampAuthority: Pick<TimestampAuthority, "requestTimestampTokenForDigest">; revocation: Pick<RevocationSource, "collect"> },
+  options: { ownsPdf?: boolean } = {},
 ): Promise<Buffer> {
-  const output = new PdfOutput(pdf);
+  const output = options.ownsPdf ? PdfOutput.appendingTo(pdf) : new PdfOutput(pdf);
   const file = openSignablePdf(output.bytes);
   const signatures = signatureContents(file);
   if (signatures.length === 0) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF has no signature or timestamp to extend.");

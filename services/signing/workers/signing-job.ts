@@ -32,6 +32,18 @@ export interface SigningServices {
   revocation: Pick<RevocationSource, "collect">;
 }
 
+/** How a job may treat its PDF's memory. */
+export interface SigningJobOptions {
+  /**
+   * The job owns `job.pdf`'s ArrayBuffer (a worker thread owns what its task
+   * brought): when that is resizable and `job.pdf` fills it, as the gateway's
+   * decoded uploads are, the revisions are appended in it instead of into a
+   * copy of the document, and the result is a view of it
+   * ({@link PdfOutput.appendingTo}). The bytes of `job.pdf` stay as they are.
+   */
+  ownsPdf?: boolean;
+}
+
 /** Info dictionary key of the caller's metadata. */
 export const METADATA_INFO_KEY = "DocServiceMetadata";
 /** Signature dictionary key of the signer's audit trail: a JSON stream the signature covers. */
@@ -45,7 +57,7 @@ export const AUDIT_TRAIL_KEY = "DocServiceAuditTrail";
  * signature carries its signer's audit trail and metadata as a JSON stream in
  * its signature dictionary, covered by that signature.
  */
-export async function runSigningJob(job: SigningJob, key: SigningKey, services: SigningServices): Promise<Buffer> {
+export async function runSigningJob(job: SigningJob, key: SigningKey, services: SigningServices, options: SigningJobOptions = {}): Promise<Buffer> {
   const tsa = job.level === "B-B" ? undefined : services.timestampAuthority;
   if (job.level !== "B-B" && !tsa) throw new Error(`level ${job.level} without a time-stamping authority`);
   const tokens: Buffer[] = [];
@@ -56,7 +68,7 @@ export async function runSigningJob(job: SigningJob, key: SigningKey, services: 
       return token;
     },
   };
-  const output = new PdfOutput(Buffer.from(job.pdf.buffer, job.pdf.byteOffset, job.pdf.byteLength));
+  const output = options.ownsPdf ? PdfOutput.appendingTo(job.pdf) : new PdfOutput(job.pdf);
   await signAndAppendAudit(output, job, key, recordingTsa);
   if (job.level === "B-LT" || job.level === "B-LTA") {
     const data = await services.revocation.collect([[key.certificateDer, ...key.chainDer], ...tokens.map(certificateChainOf)]);

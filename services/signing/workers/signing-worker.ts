@@ -45,11 +45,12 @@ function keyForTask(taskId: number): SigningKey {
 async function run(taskId: number, task: Task): Promise<void> {
   try {
     if (task.kind === "sign") {
-      const signed = await runSigningJob(task.job, keyForTask(taskId), { timestampAuthority, revocation });
+      // the task's PDF is this thread's: moved here, or copied by the structured clone
+      const signed = await runSigningJob(task.job, keyForTask(taskId), { timestampAuthority, revocation }, { ownsPdf: true });
       post({ type: "done", taskId, signed }, transferList(signed));
     } else if (task.kind === "extend") {
       if (!timestampAuthority) throw new ServiceError("UNAVAILABLE", "No time-stamping authority is configured (SIGNING_TSA_URL).");
-      const signed = await extendArchive(asBuffer(task.pdf), { timestampAuthority, revocation });
+      const signed = await extendArchive(asBuffer(task.pdf), { timestampAuthority, revocation }, { ownsPdf: true });
       post({ type: "done", taskId, signed }, transferList(signed));
     } else {
       const verification = await verifyPdfSignatures(asBuffer(task.pdf), { trustedRootsDer, revocation });
