@@ -54,6 +54,10 @@ export class UsageAggregator {
     this.consumer.on(this.consumer.events.CRASH, (event) => {
       if (!event.payload.restart && !this.stopped) setTimeout(() => void this.run(), RESTART_DELAY_MS).unref();
     });
+    // kafkajs restarts a crashed consumer after a delay, also when close() came in between
+    this.consumer.on(this.consumer.events.CONNECT, () => {
+      if (this.stopped) void this.consumer.disconnect().catch(() => {});
+    });
     this.lagTimer = setInterval(() => void this.measureLag(), LAG_INTERVAL_MS);
     this.lagTimer.unref();
   }
@@ -66,7 +70,7 @@ export class UsageAggregator {
   async close(): Promise<void> {
     this.stopped = true;
     clearInterval(this.lagTimer);
-    await Promise.allSettled([this.consumer.disconnect(), this.admin.disconnect()]);
+    await this.disconnect();
   }
 
   private async run(): Promise<void> {
@@ -75,14 +79,20 @@ export class UsageAggregator {
         await this.consumer.connect();
         await this.dropStaleFences();
         await this.consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
-        await this.consumer.run({ eachBatch: ({ batch }) => this.apply(batch) });
-        return;
+        if (!this.stopped) await this.consumer.run({ eachBatch: ({ batch }) => this.apply(batch) });
+        break;
       } catch (error) {
         this.logger.warn({ err: (error as Error).message }, "usage consumer cannot start yet; retrying");
         await this.consumer.disconnect().catch(() => {});
         await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS).unref());
       }
     }
+    // closed while starting: what the start connected after close() disconnected would live on
+    if (this.stopped) await this.disconnect();
+  }
+
+  private async disconnect(): Promise<void> {
+    await Promise.allSettled([this.consumer.disconnect(), this.admin.disconnect()]);
   }
 
   private async apply(batch: Batch): Promise<void> {
