@@ -53,7 +53,7 @@ import { fileURLToPath } from "node:url";
 import { startKafka, type KafkaBroker } from "../test/support/kafka.js";
 import { freePort } from "../test/support/ports.js";
 import { startRedis, type RedisServer } from "../test/support/redis.js";
-import { ADMIN_TOKEN, kafkaModeEnv, report, usageWhen } from "../test/support/usage-reports.js";
+import { kafkaModeEnv, registerLicenseKey, report, usageWhen } from "../test/support/usage-reports.js";
 import { waitFor, waitForTcp } from "../test/support/wait.js";
 import { closedLoop, percentile } from "./support/closed-loop-http.js";
 import { measureKafkaFloor, type KafkaFloor } from "./support/kafka-floor.js";
@@ -273,13 +273,7 @@ async function startPlatform(logLevel: string, kafka: KafkaBroker, redis: RedisS
       },
       { what: "every backend of the platform healthy", timeoutMs: 120_000, intervalMs: 250 },
     );
-    const response = await fetch(`${base}/v1/admin/license-keys`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ customer: `bench:collect LOG_LEVEL=${logLevel}` }),
-    });
-    if (response.status !== 201) throw new BenchError(`registering the license key answered ${response.status}`);
-    const { licenseKey } = (await response.json()) as { licenseKey: string };
+    const licenseKey = await registerLicenseKey(base, `bench:collect LOG_LEVEL=${logLevel}`);
     return { target: { name: "/v1/collect", port, pid: child.pid!, accepted: 0, seen: new Set() }, base, licenseKey, logFile, stop };
   } catch (error) {
     await stop();

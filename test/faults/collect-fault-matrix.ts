@@ -30,7 +30,7 @@ import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { answers, plaintextTransport, startService, type ServiceProcess } from "../support/service-process.js";
-import { ADMIN_TOKEN, report, usage } from "../support/usage-reports.js";
+import { ADMIN_TOKEN, registerLicenseKey, report, usage } from "../support/usage-reports.js";
 
 export interface FaultMatrixOptions {
   /** Load before the fault and after it, each. */
@@ -178,16 +178,6 @@ function startLoad(base: string, licenseKey: string, connections: number) {
   };
 }
 
-async function newLicenseKey(base: string, customer: string): Promise<string> {
-  const response = await fetch(`${base}/v1/admin/license-keys`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ customer }),
-  });
-  if (response.status !== 201) throw new Error(`license key for ${customer}: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { licenseKey: string }).licenseKey;
-}
-
 /** Runs every round (or those named) and returns their results; the caller prints and judges them. */
 export async function runCollectFaultMatrix(options: FaultMatrixOptions, faults: readonly Fault[] = FAULTS): Promise<RoundResult[]> {
   const [kafka, redis] = await Promise.all([startKafka(), startRedis({ persistent: true })]);
@@ -212,7 +202,7 @@ export async function runCollectFaultMatrix(options: FaultMatrixOptions, faults:
 }
 
 async function runRound(platform: SplitPlatform, fault: Fault, options: FaultMatrixOptions): Promise<RoundResult> {
-  const licenseKey = await newLicenseKey(platform.base, fault);
+  const licenseKey = await registerLicenseKey(platform.base, `fault matrix: ${fault}`);
   const load = startLoad(platform.base, licenseKey, options.connections);
   const { kafka, redis } = platform;
   await sleep(options.loadSeconds * 1000);

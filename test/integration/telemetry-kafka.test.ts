@@ -12,7 +12,7 @@ import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { answers, startService, type ServiceProcess } from "../support/service-process.js";
-import { ADMIN_TOKEN, collect, kafkaModeEnv, report, today, usage, usageWhen } from "../support/usage-reports.js";
+import { collect, kafkaModeEnv, registerLicenseKey, report, today, usage, usageWhen } from "../support/usage-reports.js";
 
 describe("telemetry through Kafka", () => {
   let kafka: KafkaBroker;
@@ -44,15 +44,7 @@ describe("telemetry through Kafka", () => {
   });
 
   /** A license key of its own per test, so counts do not mix. */
-  async function licenseKey(name: string): Promise<string> {
-    const response = await fetch(`${base}/v1/admin/license-keys`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ customer: name }),
-    });
-    assert.equal(response.status, 201);
-    return ((await response.json()) as { licenseKey: string }).licenseKey;
-  }
+  const licenseKey = (name: string) => registerLicenseKey(base, name);
 
   test("reports reach Kafka and the aggregator: exact distinct documents and opens", async () => {
     const key = await licenseKey("e2e");

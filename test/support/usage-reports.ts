@@ -25,6 +25,17 @@ export function kafkaModeEnv(
   };
 }
 
+/** Registers a license key through the admin route (ADMIN_TOKEN); throws unless it answers 201. */
+export async function registerLicenseKey(base: string, customer: string): Promise<string> {
+  const response = await fetch(`${base}/v1/admin/license-keys`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ customer }),
+  });
+  if (response.status !== 201) throw new Error(`registering a license key for ${customer} answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { licenseKey: string }).licenseKey;
+}
+
 /** A report of one event per document id, shaped like the reference client's (superdocVersion, browserInfo). */
 export function report(documentIds: string[], options: { metadata?: Record<string, string>; at?: string } = {}): Record<string, unknown> {
   return {

@@ -47,7 +47,8 @@ export class KafkaLogReader {
     }
     if (reads.size > 0) await this.read(reads, ends);
     this.scheduleForget();
-    return eventIds.filter((id) => [...this.windows.values()].some((window) => window.eventIds.has(id)));
+    const windows = [...this.windows.values()];
+    return eventIds.filter((id) => windows.some((window) => window.eventIds.has(id)));
   }
 
   clear(): void {

@@ -22,6 +22,7 @@ const post = (message: FromKafkaThread) => port.postMessage(message);
 
 let usageLog: KafkaUsageLog | undefined;
 let reader: KafkaLogReader | undefined;
+let closing = false;
 const stops: Array<() => Promise<void>> = [];
 if (role === "producer") {
   const kafka = kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger);
@@ -45,17 +46,19 @@ if (role === "producer") {
 
 /** The topic's high watermarks, once Kafka answers: the position before any write of this thread. */
 async function learnPosition(log: KafkaUsageLog, admin: Admin): Promise<void> {
-  for (let delay = 500; usageLog; delay = Math.min(delay * 2, 10_000)) {
+  for (let delay = 500; !closing; delay = Math.min(delay * 2, 10_000)) {
     try {
       await admin.connect();
       const offsets = await admin.fetchTopicOffsets(config.telemetryTopic);
       log.learn(Object.fromEntries(offsets.map((p) => [p.partition, Number(p.high)])));
       post({ type: "position", position: log.position() });
-      return;
+      break;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, delay).unref());
     }
   }
+  // closed meanwhile: a connection made after the close's disconnect would keep the thread alive
+  if (closing) await admin.disconnect().catch(() => {});
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -77,6 +80,7 @@ port.on("message", (message: ToKafkaThread) => {
       (error: unknown) => post({ type: "alreadyLogged", requestId, error: messageOf(error) }),
     );
   } else {
+    closing = true;
     void (async () => {
       for (const stop of stops) await stop().catch(() => {});
       post({ type: "closed" });
