@@ -1,15 +1,17 @@
 // KafkaUsageLog against a real Kafka 3.9 (KRaft): a write resolves only once
 // every one of its records is in the topic, however many produce requests it
-// was cut into, and no record is written twice.
+// was cut into, and no record is written twice; a write whose answer never
+// came does not make later writes fail or vanish.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import type { Admin, Kafka } from "kafkajs";
+import { Kafka as KafkaJs, logLevel, type Admin, type Kafka } from "kafkajs";
 import { createLogger } from "../../services/core/logger.js";
 import { kafkaClient } from "../../services/telemetry/kafka/kafka-client.js";
 import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import { parseUsageRecord, type UsageRecord } from "../../services/telemetry/usage-record.js";
 import { readMessages, startKafka, type KafkaBroker } from "../support/kafka.js";
+import { waitFor } from "../support/wait.js";
 
 const record = (licenseKey: string, n: number): UsageRecord => ({
   eventId: randomUUID(),
@@ -72,6 +74,32 @@ describe("KafkaUsageLog", () => {
       await log.write(records);
       assert.equal(await messagesIn(topic), records.length);
     } finally {
+      await log.close();
+    }
+  });
+
+  test("a write that reached the broker but timed out (the broker paused): later writes land, none is taken for a retry of it", async () => {
+    const topic = `usage-log-unanswered-${Date.now()}`;
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    // A short request timeout, so the paused broker fails the write in about a second.
+    const impatient = new KafkaJs({ clientId: "kafka-usage-log-impatient", brokers: kafka.brokers, requestTimeout: 800, logLevel: logLevel.NOTHING });
+    const log = new KafkaUsageLog(impatient, topic);
+    try {
+      await log.write([record("license-unanswered", 0)]);
+      kafka.pause();
+      const unanswered = log.write([record("license-unanswered", 1)]);
+      await assert.rejects(unanswered);
+      kafka.resume();
+      // the broker now reads the requests it held and appends the record: an idempotent
+      // producer that carried on would number its next record as that one's retry
+      await waitFor(async () => (await messagesIn(topic)) === 2, { what: "the held write to land", timeoutMs: 20_000 });
+      const later = [record("license-unanswered", 2), record("license-unanswered", 3)];
+      for (const one of later) await log.write([one]);
+      assert.equal(await messagesIn(topic), 4, "a later write was answered as a duplicate of the held one, and dropped");
+      const read = (await readMessages(client, topic, `reader-${topic}`, 4)).map((value) => parseUsageRecord(value)?.documentId);
+      assert.deepEqual(read.sort(), ["doc-0", "doc-1", "doc-2", "doc-3"]);
+    } finally {
+      kafka.resume();
       await log.close();
     }
   });

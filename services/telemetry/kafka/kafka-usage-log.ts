@@ -97,7 +97,7 @@ export class KafkaUsageLog implements RecordSink {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => slot.producer.disconnect()));
+    await Promise.all(this.slots.map((slot) => slot.close()));
   }
 
   private advance(partition: number, offset: number): void {
@@ -141,32 +141,59 @@ export class KafkaUsageLog implements RecordSink {
   }
 }
 
-/** One idempotent producer, connected on first use and again after a disconnect. */
+/**
+ * One idempotent producer, connected on first use, and replaced after a send
+ * that failed. A failed send's outcome is unknown: the broker may have
+ * appended its records without the answer arriving (it died or stalled
+ * first). kafkajs would go on numbering records as if it had not, and the
+ * broker would then refuse every later request of the producer (out of order
+ * sequence number) or, worse, answer a later request of the same size as a
+ * retry of the appended one without writing it. A new producer (a new
+ * producer id) numbers afresh; the spool's read-back finds what the failed
+ * send wrote.
+ */
 class ProducerSlot {
-  readonly producer: Producer;
+  private producer: Producer | undefined;
   private connected: Promise<void> | undefined;
 
-  constructor(kafka: Kafka) {
-    this.producer = kafka.producer({
+  constructor(private readonly kafka: Kafka) {}
+
+  async send(topic: string, messages: Message[]): Promise<RecordMetadata[]> {
+    const producer = this.current();
+    try {
+      await this.connected;
+      return await producer.send({ topic, acks: -1, messages });
+    } catch (error) {
+      this.drop(producer);
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    const producer = this.producer;
+    this.producer = undefined;
+    await producer?.disconnect();
+  }
+
+  private current(): Producer {
+    if (this.producer) return this.producer;
+    const producer = this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
       createPartitioner: keyCachingPartitioner,
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
     });
-    this.producer.on(this.producer.events.DISCONNECT, () => {
-      this.connected = undefined;
-    });
+    producer.on(producer.events.DISCONNECT, () => this.drop(producer));
+    this.producer = producer;
+    this.connected = producer.connect();
+    return producer;
   }
 
-  async send(topic: string, messages: Message[]): Promise<RecordMetadata[]> {
-    try {
-      this.connected ??= this.producer.connect();
-      await this.connected;
-      return await this.producer.send({ topic, acks: -1, messages });
-    } catch (error) {
-      this.connected = undefined;
-      throw error;
-    }
+  private drop(producer: Producer): void {
+    if (this.producer !== producer) return;
+    this.producer = undefined;
+    this.connected = undefined;
+    void producer.disconnect().catch(() => {});
   }
 }
 
