@@ -132,5 +132,6 @@ setup_pyhanko
 setup_schemathesis
 bash "$HERE/kafka.sh"     # Kafka 3.9 (KRaft) from Maven Central jars, on Debian's OpenJDK 17
 bash "$HERE/dss.sh"       # the EU's DSS 6.4 from Maven Central jars: dss-validate, a PAdES validator (Java CLI built here), on Debian's OpenJDK 17
+bash "$HERE/verapdf.sh"   # veraPDF 1.28 from Maven Central jars: verapdf, the PDF/A and PDF/UA validator, on Debian's OpenJDK 17
 bash "$HERE/browser.sh"   # Debian's Chromium, for playwright-core
 bash "$HERE/kubernetes.sh" # Kubernetes (control plane, kubelet, kube-proxy), etcd, CoreDNS, kubectl, helm, k6 from Go modules; KEDA's CRDs; containerd, runc, CNI plugins from Debian; the pause and CoreDNS images

@@ -5,6 +5,7 @@ import { ServiceError } from "../core/errors.js";
 import { fromGrpcError, toGrpcStatus } from "../core/grpc-errors.js";
 import { GRPC_CHANNEL_OPTIONS } from "../core/grpc-limits.js";
 import { tooLarge, type ConversionApi, type ConvertInput, type ConvertOutput } from "./conversion-service.js";
+import { PDF, targetFromProto, targetToProto } from "./convert-target.js";
 import { formatByProto } from "./source-format.js";
 
 const CHUNK_BYTES = 64 * 1024;
@@ -15,7 +16,7 @@ function* chunks(bytes: Buffer): Generator<Buffer> {
 
 /**
  * The Convert stream, server side: a header then chunks in, checked against
- * the size limit as they arrive; a header then chunks of the PDF out.
+ * the size limit as they arrive; a header then chunks of the output out.
  */
 export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number): UntypedServiceImplementation {
   return {
@@ -35,7 +36,11 @@ export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number)
           const format = formatByProto(message.header.sourceFormat);
           if (input || !format) return fail(new ServiceError("VALIDATION_ERROR", "The first message must be the only header, with a known source format.", { details: [{ field: "header.sourceFormat", issue: "unknown or repeated" }] }));
           if (message.header.sizeBytes > maxDocumentBytes) return fail(tooLarge(maxDocumentBytes));
-          input = { format, filename: message.header.filename };
+          try {
+            input = { format, target: targetFromProto(message.header, format), filename: message.header.filename };
+          } catch (error) {
+            return fail(error);
+          }
         } else if (message.chunk) {
           if (!input) return fail(new ServiceError("VALIDATION_ERROR", "Send the header before the document's bytes."));
           size += message.chunk.length;
@@ -47,8 +52,8 @@ export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number)
         if (failed) return;
         if (!input) return fail(new ServiceError("VALIDATION_ERROR", "No header was sent."));
         api.convert({ ...input, document: Buffer.concat(parts) }).then((output) => {
-          call.write({ header: { contentType: "application/pdf", filename: output.filename, pageCount: output.pageCount, sizeBytes: output.pdf.length } });
-          for (const chunk of chunks(output.pdf)) call.write({ chunk });
+          call.write({ header: { contentType: output.contentType, filename: output.filename, pageCount: output.pageCount, sizeBytes: output.bytes.length } });
+          for (const chunk of chunks(output.bytes)) call.write({ chunk });
           call.end();
         }, fail);
       });
@@ -74,9 +79,9 @@ export function remoteConversion(address: string, timeoutMs: number, transport: 
         call.on("error", (error: GrpcServiceError) => reject(fromGrpcError(error, "Conversion service")));
         call.on("end", () => {
           if (!header) return reject(new ServiceError("INTERNAL", "The conversion service answered without a header."));
-          resolve({ pdf: Buffer.concat(parts), filename: header.filename, pageCount: header.pageCount });
+          resolve({ bytes: Buffer.concat(parts), contentType: header.contentType, filename: header.filename, pageCount: header.pageCount });
         });
-        call.write({ header: { sourceFormat: input.format.proto, filename: input.filename, sizeBytes: input.document.length } });
+        call.write({ header: { sourceFormat: input.format.proto, filename: input.filename, sizeBytes: input.document.length, ...targetToProto(input.target ?? PDF) } });
         for (const chunk of chunks(input.document)) call.write({ chunk });
         call.end();
       }),

@@ -1,20 +1,26 @@
 import { basename, extname } from "node:path";
 import { PDFDocument } from "pdf-lib";
 import { ServiceError } from "../core/errors.js";
+import { contentTypeOf, PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import { checkDocument, type DocumentLimits } from "./document-check.js";
-import type { FormatSpec } from "./source-format.js";
+import { markdownToHtml } from "./markdown-source.js";
+import { formatByName, type FormatSpec } from "./source-format.js";
 
 export interface ConvertInput {
   document: Buffer;
   format: FormatSpec;
-  /** The client's file name, used to name the PDF. */
+  /** PDF when not given. */
+  target?: ConvertTarget;
+  /** The client's file name, used to name the output. */
   filename: string;
 }
 
 export interface ConvertOutput {
-  pdf: Buffer;
+  bytes: Buffer;
+  contentType: string;
   filename: string;
+  /** Pages of a PDF output; 0 for DOCX. */
   pageCount: number;
 }
 
@@ -27,7 +33,7 @@ export interface ConversionLimits extends DocumentLimits {
   maxDocumentBytes: number;
 }
 
-/** Checks the document, converts it with the configured backend, and describes the PDF. */
+/** Checks the document, converts it with the configured backend, and describes the output. */
 export class ConversionService implements ConversionApi {
   constructor(
     private readonly converter: Converter,
@@ -37,8 +43,16 @@ export class ConversionService implements ConversionApi {
   async convert(input: ConvertInput): Promise<ConvertOutput> {
     if (input.document.length > this.limits.maxDocumentBytes) throw tooLarge(this.limits.maxDocumentBytes);
     await checkDocument(input.document, input.format, this.limits);
-    const pdf = await this.converter.convert(input.document, input.format, input.filename);
-    return { pdf, filename: pdfFilename(input.filename), pageCount: await pageCount(pdf) };
+    const target = input.target ?? PDF;
+    const [document, format] = input.format.name === "md" ? [markdownToHtml(input.document), formatByName("html")!] : [input.document, input.format];
+    const bytes = await this.converter.convert(document, format, target);
+    const contentType = contentTypeOf(target);
+    if (target.to === "docx") return { bytes, contentType, filename: outputFilename(input.filename, "docx"), pageCount: 0 };
+    const pdf = await readPdf(bytes);
+    if (target.pdfua && !pdf.getTitle()?.trim()) {
+      throw new ServiceError("UNPROCESSABLE_DOCUMENT", "PDF/UA needs a document title, and the document has none: set its Title property (File > Properties in Word or LibreOffice) and convert it again.");
+    }
+    return { bytes, contentType, filename: outputFilename(input.filename, "pdf"), pageCount: pdf.getPageCount() };
   }
 
   health(): Promise<void> {
@@ -51,15 +65,15 @@ export function tooLarge(maxBytes: number): ServiceError {
 }
 
 /** "Quarterly report.docx" → "Quarterly report.pdf"; anything unusable → "document.pdf". */
-export function pdfFilename(original: string): string {
+export function outputFilename(original: string, extension: "pdf" | "docx"): string {
   const name = basename(original.replace(/\\/g, "/"));
   const stem = name.slice(0, name.length - extname(name).length).replace(/[\u0000-\u001f\u007f"]/g, "").trim();
-  return `${stem || "document"}.pdf`;
+  return `${stem || "document"}.${extension}`;
 }
 
-async function pageCount(pdf: Buffer): Promise<number> {
+async function readPdf(pdf: Buffer): Promise<PDFDocument> {
   try {
-    return (await PDFDocument.load(pdf, { updateMetadata: false, ignoreEncryption: true })).getPageCount();
+    return await PDFDocument.load(pdf, { updateMetadata: false, ignoreEncryption: true });
   } catch (error) {
     throw new ServiceError("INTERNAL", "The converter produced an unreadable PDF.", { cause: error });
   }

@@ -1,5 +1,6 @@
-import { adjust, convert, gotenberg, office, please, ping, pipe } from "gotenberg-js-client";
-import { ServiceError } from "../core/errors.js";
+import { adjust, convert, gotenberg, office, please, ping, pipe, set, type RequestFields } from "gotenberg-js-client";
+import { ServiceError, validationError } from "../core/errors.js";
+import { PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import type { FormatSpec } from "./source-format.js";
 
@@ -24,12 +25,16 @@ export class GotenbergConverter implements Converter {
     this.base = settings.url.replace(/\/+$/, "");
   }
 
-  async convert(document: Buffer, format: FormatSpec): Promise<Buffer> {
+  async convert(document: Buffer, format: FormatSpec, target: ConvertTarget = PDF): Promise<Buffer> {
+    if (target.to !== "pdf") {
+      throw validationError([{ field: "to", issue: "Gotenberg converts to PDF only; DOCX output needs the local LibreOffice backend (CONVERSION_BACKEND=local)" }]);
+    }
     const signal = AbortSignal.timeout(this.settings.timeoutMs);
     const request = pipe(
       gotenberg(this.base, { signal }),
       convert,
       office,
+      set(gotenbergFields(target)),
       adjust({ url: `${this.base}/forms/libreoffice/convert` }),
       please,
     );
@@ -66,4 +71,12 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const chunk of stream) parts.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(parts);
+}
+
+/** Gotenberg 8's form fields for PDF/A and PDF/UA (fields gotenberg-js-client, written for Gotenberg 6, does not type). */
+function gotenbergFields(target: Extract<ConvertTarget, { to: "pdf" }>): Partial<RequestFields> {
+  const fields: Record<string, string> = {};
+  if (target.pdfa) fields.pdfa = `PDF/A-${target.pdfa}`;
+  if (target.pdfua) fields.pdfua = "true";
+  return fields as Partial<RequestFields>;
 }

@@ -2,9 +2,11 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError, validationError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
+import { libreOfficeExport, type LibreOfficeExport } from "./libreoffice-export.js";
 import type { FormatSpec } from "./source-format.js";
 import { convertCold } from "./cold-conversion.js";
 import { ConversionFault, UnoserverInstance } from "./unoserver-instance.js";
@@ -25,9 +27,10 @@ export interface PoolSettings {
 interface Job {
   input: Buffer;
   format: FormatSpec;
+  exported: LibreOfficeExport;
   /** Runs so far; a job whose instance crashed under it is run once more elsewhere. */
   runs: number;
-  resolve(pdf: Buffer): void;
+  resolve(output: Buffer): void;
   reject(error: unknown): void;
 }
 
@@ -78,13 +81,19 @@ export class LibreOfficePool implements Converter {
     );
   }
 
-  convert(document: Buffer, format: FormatSpec): Promise<Buffer> {
+  convert(document: Buffer, format: FormatSpec, target: ConvertTarget = PDF): Promise<Buffer> {
     if (this.closed) return Promise.reject(new ServiceError("UNAVAILABLE", "The converter is shutting down.", { retryAfterSeconds: 5 }));
     if (this.queue.length >= this.settings.queueLimit) {
       return Promise.reject(new ServiceError("UNAVAILABLE", "Too many conversions are waiting; try again shortly.", { retryAfterSeconds: 5 }));
     }
+    if (target.to === "pdf" && target.pdfa && target.pdfua) {
+      // veraPDF fails such a file on PDF/A's rule 6.6.2.3.1
+      return Promise.reject(
+        validationError([{ field: "pdfua", issue: "cannot be combined with pdfa here: LibreOffice 7.4 writes the PDF/UA identification without the XMP extension schema PDF/A requires" }]),
+      );
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ input: document, format, runs: 0, resolve, reject });
+      this.queue.push({ input: document, format, exported: libreOfficeExport(target), runs: 0, resolve, reject });
       this.dispatch();
     });
   }
@@ -140,7 +149,7 @@ export class LibreOfficePool implements Converter {
     job.runs++;
     const started = Date.now();
     const name = join(this.workDirectory, randomUUID());
-    const [inputPath, outputPath] = [`${name}.in`, `${name}.pdf`];
+    const [inputPath, outputPath] = [`${name}.in`, `${name}.${job.exported.extension}`];
     let outcome: RunOutcome = "converted";
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -150,7 +159,7 @@ export class LibreOfficePool implements Converter {
     }, this.settings.timeoutMs);
     try {
       await writeFile(inputPath, job.input);
-      await slot.instance.convert(inputPath, outputPath, job.format.importFilter);
+      await slot.instance.convert(inputPath, outputPath, job.format.importFilter, job.exported);
       job.resolve(await readFile(outputPath));
       slot.conversions++;
     } catch (error) {
@@ -182,9 +191,9 @@ export class LibreOfficePool implements Converter {
     this.settings.logger.info({ instance: slot.instance.id, fault: fault.message.slice(0, 200) }, "warm conversion refused the document; trying a cold soffice");
     const started = Date.now();
     try {
-      const pdfPath = await convertCold(inputPath, job.format.importFilter, join(this.settings.directory, `cold-profile-${slot.instance.id}`), Math.max(remainingMs, 1000));
-      job.resolve(await readFile(pdfPath));
-      await rm(pdfPath, { force: true });
+      const outputPath = await convertCold(inputPath, job.format.importFilter, job.exported, join(this.settings.directory, `cold-profile-${slot.instance.id}`), Math.max(remainingMs, 1000));
+      job.resolve(await readFile(outputPath));
+      await rm(outputPath, { force: true });
       slot.conversions++;
     } catch (error) {
       job.reject(

@@ -17,6 +17,8 @@ export const FORMATS: readonly FormatSpec[] = [
   { name: "rtf", proto: SourceFormat.SOURCE_FORMAT_RTF, importFilter: "Rich Text Format", label: "RTF" },
   { name: "txt", proto: SourceFormat.SOURCE_FORMAT_TXT, importFilter: "Text (encoded)", label: "plain text" },
   { name: "html", proto: SourceFormat.SOURCE_FORMAT_HTML, importFilter: "HTML (StarWriter)", label: "HTML" },
+  // Rendered to HTML first (markdown-source.ts), then read as HTML.
+  { name: "md", proto: SourceFormat.SOURCE_FORMAT_MD, importFilter: "HTML (StarWriter)", label: "Markdown" },
 ];
 
 export const FORMAT_NAMES = FORMATS.map((f) => f.name);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import xmlrpc from "xmlrpc";
 import { freePort } from "../core/free-port.js";
 import type { Logger } from "../core/logger.js";
-import { UNOSERVER_PDF_OPTIONS } from "./pdf-export-options.js";
+import { unoserverFilterOptions, type LibreOfficeExport } from "./libreoffice-export.js";
 import { killGroup, spawnGroup } from "./process-groups.js";
 import { processTreeRssBytes } from "./process-memory.js";
 
@@ -85,12 +85,12 @@ export class UnoserverInstance {
     }
   }
 
-  /** Converts a file to PDF. Rejects with ConversionFault when LibreOffice cannot read the document. */
-  convert(inputPath: string, outputPath: string, importFilter: string): Promise<void> {
+  /** Converts a file as `exported` says. Rejects with ConversionFault when LibreOffice cannot read the document. */
+  convert(inputPath: string, outputPath: string, importFilter: string, exported: LibreOfficeExport): Promise<void> {
     const client = this.client;
     if (!client || !this.child) return Promise.reject(new Error(`instance ${this.id} is not running`));
     return new Promise((resolve, reject) =>
-      client.methodCall("convert", [inputPath, null, outputPath, null, null, UNOSERVER_PDF_OPTIONS, true, importFilter], (error: any) => {
+      client.methodCall("convert", [inputPath, null, outputPath, exported.extension, exported.filter, unoserverFilterOptions(exported), true, importFilter], (error: any) => {
         if (!error) resolve();
         else if (error.faultString) reject(new ConversionFault(String(error.faultString)));
         else reject(error);

@@ -39,7 +39,7 @@ export function openApiDocument(routes: Route[]): object {
     const responses: Record<string, object> = {
       [route.successStatus]: {
         description: STATUS_CODES[route.successStatus],
-        content: { [route.responseContentType ?? "application/json"]: { schema: route.responseSchema } },
+        content: Object.fromEntries((route.responseContentTypes ?? ["application/json"]).map((type) => [type, { schema: route.responseSchema }])),
       },
     };
     const access = routeAccess(route);

@@ -35,8 +35,8 @@ export interface Route {
   requestBody?: { contentType: string; schema: object };
   /** JSON Schema of the success body. */
   responseSchema: object;
-  /** Media type of the success body; JSON when unset. */
-  responseContentType?: string;
+  /** Media types of the success body (which one depends on the request); JSON when unset. */
+  responseContentTypes?: string[];
   successStatus: number;
   /** Error statuses the route can answer with, and when. */
   errors: Record<number, string>;

@@ -187,7 +187,7 @@ export class SigningService implements SigningApi {
     if (!isZip(bytes)) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is neither a PDF nor a DOCX.");
     try {
       const converted = await this.deps.conversion.convert({ document: bytes, format: DOCX, filename: "document.docx" });
-      return converted.pdf;
+      return converted.bytes;
     } catch (error) {
       // The converter's "not a DOCX" (415) is, for signing, a document that cannot be signed.
       if (error instanceof ServiceError && error.code === "UNSUPPORTED_MEDIA_TYPE") {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
@@ -8,7 +8,7 @@ import { classifyDocx, docxBodyText, docxText, docxTokens, recall, tokenize, tok
 import { startGotenberg, type Gotenberg } from "../support/gotenberg.js";
 import { pageCount, pdfText, qpdfCheck } from "../support/pdf-tools.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
-import { CORPUS_DIR } from "../support/corpus.js";
+import { CORPUS_DIR, corpusDocxPaths } from "../support/corpus.js";
 
 // Every .docx of the shared corpus through POST /v1/convert?from=docx, once per
 // conversion backend. A document this test classifies as good (from its bytes,
@@ -59,17 +59,7 @@ interface CorpusDocument {
   tokens: TokenStream;
 }
 
-function walk(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((entry) => {
-      const path = join(dir, entry);
-      if (statSync(path).isDirectory()) return walk(path);
-      return entry.toLowerCase().endsWith(".docx") ? [path] : [];
-    });
-}
-
-const corpus: CorpusDocument[] = walk(CORPUS)
+const corpus: CorpusDocument[] = corpusDocxPaths()
   .map((path) => {
     const bytes = readFileSync(path);
     const docClass = classifyDocx(bytes);

@@ -5,18 +5,26 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ConversionServiceClient, SourceFormat, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
+import { ConversionServiceClient, OutputFormat, PdfaLevel, SourceFormat, type ConvertHeader, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
 import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
 import { makeDocx } from "../support/docx-fixtures.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
 import { answers, plaintextTransport, startService, type ServiceProcess } from "../support/service-process.js";
 import { corpusFile } from "../support/corpus.js";
+import { docxFileText } from "../support/docx-text.js";
+import { describePdfAResult, validatePdfA } from "../support/verapdf.js";
 
 const docx = corpusFile("word_tables.docx");
 
 /** Streams a document through ConversionService.Convert and collects the answer. */
-function convertOverGrpc(client: ConversionServiceClient, apiKey: string, document: Buffer, sourceFormat: SourceFormat): Promise<{ header: ConvertResponse["header"]; pdf: Buffer }> {
+function convertOverGrpc(
+  client: ConversionServiceClient,
+  apiKey: string,
+  document: Buffer,
+  sourceFormat: SourceFormat,
+  target: Partial<Pick<ConvertHeader, "outputFormat" | "pdfa" | "pdfua">> = {},
+): Promise<{ header: ConvertResponse["header"]; pdf: Buffer }> {
   return new Promise((resolve, reject) => {
     const metadata = new Metadata();
     metadata.set("authorization", `Bearer ${apiKey}`);
@@ -26,7 +34,8 @@ function convertOverGrpc(client: ConversionServiceClient, apiKey: string, docume
     stream.on("data", (message: ConvertResponse) => (message.header ? (header = message.header) : parts.push(Buffer.from(message.chunk!))));
     stream.on("error", reject);
     stream.on("end", () => resolve({ header, pdf: Buffer.concat(parts) }));
-    stream.write({ header: { sourceFormat, filename: "tables.docx", sizeBytes: document.length } });
+    const untargeted = { outputFormat: OutputFormat.OUTPUT_FORMAT_UNSPECIFIED, pdfa: PdfaLevel.PDFA_LEVEL_UNSPECIFIED, pdfua: false };
+    stream.write({ header: { sourceFormat, filename: "tables.docx", sizeBytes: document.length, ...untargeted, ...target } });
     for (let offset = 0; offset < document.length; offset += 64 * 1024) stream.write({ chunk: document.subarray(offset, offset + 64 * 1024) });
     stream.end();
   });
@@ -109,5 +118,28 @@ describe("conversion in split mode", () => {
       return true;
     });
     await assert.rejects(convertOverGrpc(client, apiKey, docx, SourceFormat.SOURCE_FORMAT_UNSPECIFIED), (error: ServiceError) => error.code === status.INVALID_ARGUMENT);
+  });
+
+  test("PDF/A-2b and DOCX output over gRPC: veraPDF passes the PDF; the DOCX holds the text", async () => {
+    const { header, pdf } = await convertOverGrpc(client, apiKey, docx, SourceFormat.SOURCE_FORMAT_DOCX, { pdfa: PdfaLevel.PDFA_LEVEL_2B });
+    assert.equal(header?.contentType, "application/pdf");
+    const verdict = await validatePdfA(pdf, "2b");
+    assert.ok(verdict.compliant, describePdfAResult(verdict));
+
+    const html = Buffer.from("<!doctype html><html><body><h1>Over gRPC</h1><p>Paragraph in a Word file.</p></body></html>");
+    const converted = await convertOverGrpc(client, apiKey, html, SourceFormat.SOURCE_FORMAT_HTML, { outputFormat: OutputFormat.OUTPUT_FORMAT_DOCX });
+    assert.equal(converted.header?.contentType, "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
+    assert.equal(converted.header?.filename, "tables.docx");
+    assert.match(docxFileText(converted.pdf), /Over gRPC[\s\S]*Paragraph in a Word file\./);
+  });
+
+  test("a target the rules refuse keeps its meaning over gRPC: DOCX from DOCX, PDF/A of a DOCX output", async () => {
+    for (const target of [{ outputFormat: OutputFormat.OUTPUT_FORMAT_DOCX }, { outputFormat: OutputFormat.OUTPUT_FORMAT_DOCX, pdfa: PdfaLevel.PDFA_LEVEL_3B }]) {
+      await assert.rejects(convertOverGrpc(client, apiKey, docx, SourceFormat.SOURCE_FORMAT_DOCX, target), (error: ServiceError) => {
+        assert.equal(error.code, status.INVALID_ARGUMENT);
+        assert.equal(error.metadata.get("docservice-error-code")[0], "VALIDATION_ERROR");
+        return true;
+      });
+    }
   });
 });

@@ -7,6 +7,7 @@ import { slowDocx } from "../support/docx-fixtures.js";
 import { startGotenberg, type Gotenberg } from "../support/gotenberg.js";
 import { freePort } from "../support/ports.js";
 import { corpusFile } from "../support/corpus.js";
+import { describePdfAResult, validatePdfA } from "../support/verapdf.js";
 
 const docx = formatByName("docx")!;
 const isPdf = (bytes: Buffer) => bytes.subarray(0, 5).toString() === "%PDF-";
@@ -27,6 +28,19 @@ describe("Gotenberg converter", () => {
     const converter = new GotenbergConverter({ url: gotenberg.url, timeoutMs: 30_000 });
     await converter.health();
     assert.ok(isPdf(await converter.convert(corpusFile("table.docx"), docx)));
+  });
+
+  test("pdfa=2b and pdfa=3b through Gotenberg pass veraPDF; DOCX output is refused with a 400 naming the backend", async () => {
+    const converter = new GotenbergConverter({ url: gotenberg.url, timeoutMs: 60_000 });
+    for (const pdfa of ["2b", "3b"] as const) {
+      const verdict = await validatePdfA(await converter.convert(corpusFile("word_tables.docx"), docx, { to: "pdf", pdfa, pdfua: false }), pdfa);
+      assert.ok(verdict.compliant, describePdfAResult(verdict));
+    }
+    await assert.rejects(converter.convert(corpusFile("table.docx"), formatByName("odt")!, { to: "docx" }), (error: ServiceError) => {
+      assert.equal(error.code, "VALIDATION_ERROR");
+      assert.match(error.message, /Gotenberg converts to PDF only/);
+      return true;
+    });
   });
 
   test("a document Gotenberg rejects is our 422", async () => {

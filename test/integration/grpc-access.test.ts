@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { credentials, Metadata, status, type ChannelCredentials, type Client, type ServiceError } from "@grpc/grpc-js";
-import { ConversionServiceClient, SourceFormat } from "../../gen/ts-proto/docservice/v1/conversion.js";
+import { ConversionServiceClient, OutputFormat, PdfaLevel, SourceFormat } from "../../gen/ts-proto/docservice/v1/conversion.js";
 import { KeyServiceClient } from "../../gen/ts-proto/docservice/v1/keys.js";
 import { AuditEventType, SigningServiceClient, SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
 import { CollectRequest, TelemetryServiceClient } from "../../gen/ts-proto/docservice/v1/telemetry.js";
@@ -150,7 +150,7 @@ describe("internal gRPC: mutual TLS and per-method caller rules", () => {
         stream.on("data", () => {});
         stream.on("error", resolve);
         stream.on("end", () => resolve(undefined));
-        stream.write({ header: { sourceFormat: SourceFormat.SOURCE_FORMAT_TXT, filename: "a.txt", sizeBytes: 5 } });
+        stream.write({ header: { sourceFormat: SourceFormat.SOURCE_FORMAT_TXT, filename: "a.txt", sizeBytes: 5, outputFormat: OutputFormat.OUTPUT_FORMAT_PDF, pdfa: PdfaLevel.PDFA_LEVEL_UNSPECIFIED, pdfua: false } });
         stream.write({ chunk: Buffer.from("hello") });
         stream.end();
       });

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -12,4 +12,15 @@ export function corpusPath(name: string): string {
 
 export function corpusFile(name: string): Buffer {
   return readFileSync(corpusPath(name));
+}
+
+/** Every .docx under `dir` (the corpus by default), sorted, as absolute paths. */
+export function corpusDocxPaths(dir = CORPUS_DIR): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((entry) => {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) return corpusDocxPaths(path);
+      return entry.toLowerCase().endsWith(".docx") ? [path] : [];
+    });
 }

@@ -354,3 +354,10 @@ function rejoin(token: string, pdf: TokenStream, used: boolean[]): boolean {
   }
   return false;
 }
+
+/** The text of a DOCX file's main document and notes; throws unless the bytes are a readable DOCX. */
+export function docxFileText(bytes: Buffer): string {
+  const doc = classifyDocx(bytes);
+  if (doc.kind !== "docx") throw new Error(`not a readable DOCX: ${doc.reason}`);
+  return docxText(doc);
+}

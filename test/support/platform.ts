@@ -47,8 +47,9 @@ export async function issueKeyFromOutbox(platform: Pick<Platform, "base" | "data
 }
 
 /** POSTs a file to /v1/convert as multipart/form-data. */
-export async function convertFile(platform: Platform, bytes: Buffer, filename: string, from: string): Promise<Response> {
+export async function convertFile(platform: Platform, bytes: Buffer, filename: string, from: string, options: Record<string, string> = {}): Promise<Response> {
   const form = new FormData();
   form.append("file", new Blob([bytes]), filename);
-  return fetch(`${platform.base}/v1/convert?from=${from}`, { method: "POST", body: form, headers: { Authorization: `Bearer ${platform.apiKey}` } });
+  const query = new URLSearchParams({ from, ...options });
+  return fetch(`${platform.base}/v1/convert?${query}`, { method: "POST", body: form, headers: { Authorization: `Bearer ${platform.apiKey}` } });
 }

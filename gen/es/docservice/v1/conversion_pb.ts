@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docservice/v1/conversion.proto.
  */
 export const file_docservice_v1_conversion: GenFile = /*@__PURE__*/
-  fileDesc("Ch5kb2NzZXJ2aWNlL3YxL2NvbnZlcnNpb24ucHJvdG8SDWRvY3NlcnZpY2UudjEiWQoOQ29udmVydFJlcXVlc3QSLgoGaGVhZGVyGAEgASgLMhwuZG9jc2VydmljZS52MS5Db252ZXJ0SGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0ImkKDUNvbnZlcnRIZWFkZXISMgoNc291cmNlX2Zvcm1hdBgBIAEoDjIbLmRvY3NlcnZpY2UudjEuU291cmNlRm9ybWF0EhAKCGZpbGVuYW1lGAIgASgJEhIKCnNpemVfYnl0ZXMYAyABKAMiXAoPQ29udmVydFJlc3BvbnNlEjAKBmhlYWRlchgBIAEoCzIeLmRvY3NlcnZpY2UudjEuQ29udmVydGVkSGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0ImEKD0NvbnZlcnRlZEhlYWRlchIUCgxjb250ZW50X3R5cGUYASABKAkSEAoIZmlsZW5hbWUYAiABKAkSEgoKcGFnZV9jb3VudBgDIAEoBRISCgpzaXplX2J5dGVzGAQgASgDKrkBCgxTb3VyY2VGb3JtYXQSHQoZU09VUkNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhYKElNPVVJDRV9GT1JNQVRfRE9DWBABEhUKEVNPVVJDRV9GT1JNQVRfRE9DEAISFQoRU09VUkNFX0ZPUk1BVF9PRFQQAxIVChFTT1VSQ0VfRk9STUFUX1JURhAEEhUKEVNPVVJDRV9GT1JNQVRfVFhUEAUSFgoSU09VUkNFX0ZPUk1BVF9IVE1MEAYyYQoRQ29udmVyc2lvblNlcnZpY2USTAoHQ29udmVydBIdLmRvY3NlcnZpY2UudjEuQ29udmVydFJlcXVlc3QaHi5kb2NzZXJ2aWNlLnYxLkNvbnZlcnRSZXNwb25zZSgBMAFiBnByb3RvMw");
+  fileDesc("Ch5kb2NzZXJ2aWNlL3YxL2NvbnZlcnNpb24ucHJvdG8SDWRvY3NlcnZpY2UudjEiWQoOQ29udmVydFJlcXVlc3QSLgoGaGVhZGVyGAEgASgLMhwuZG9jc2VydmljZS52MS5Db252ZXJ0SGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0ItQBCg1Db252ZXJ0SGVhZGVyEjIKDXNvdXJjZV9mb3JtYXQYASABKA4yGy5kb2NzZXJ2aWNlLnYxLlNvdXJjZUZvcm1hdBIQCghmaWxlbmFtZRgCIAEoCRISCgpzaXplX2J5dGVzGAMgASgDEjIKDW91dHB1dF9mb3JtYXQYBCABKA4yGy5kb2NzZXJ2aWNlLnYxLk91dHB1dEZvcm1hdBImCgRwZGZhGAUgASgOMhguZG9jc2VydmljZS52MS5QZGZhTGV2ZWwSDQoFcGRmdWEYBiABKAgiXAoPQ29udmVydFJlc3BvbnNlEjAKBmhlYWRlchgBIAEoCzIeLmRvY3NlcnZpY2UudjEuQ29udmVydGVkSGVhZGVySAASDwoFY2h1bmsYAiABKAxIAEIGCgRwYXJ0ImEKD0NvbnZlcnRlZEhlYWRlchIUCgxjb250ZW50X3R5cGUYASABKAkSEAoIZmlsZW5hbWUYAiABKAkSEgoKcGFnZV9jb3VudBgDIAEoBRISCgpzaXplX2J5dGVzGAQgASgDKs8BCgxTb3VyY2VGb3JtYXQSHQoZU09VUkNFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhYKElNPVVJDRV9GT1JNQVRfRE9DWBABEhUKEVNPVVJDRV9GT1JNQVRfRE9DEAISFQoRU09VUkNFX0ZPUk1BVF9PRFQQAxIVChFTT1VSQ0VfRk9STUFUX1JURhAEEhUKEVNPVVJDRV9GT1JNQVRfVFhUEAUSFgoSU09VUkNFX0ZPUk1BVF9IVE1MEAYSFAoQU09VUkNFX0ZPUk1BVF9NRBAHKlwKDE91dHB1dEZvcm1hdBIdChlPVVRQVVRfRk9STUFUX1VOU1BFQ0lGSUVEEAASFQoRT1VUUFVUX0ZPUk1BVF9QREYQARIWChJPVVRQVVRfRk9STUFUX0RPQ1gQAipNCglQZGZhTGV2ZWwSGgoWUERGQV9MRVZFTF9VTlNQRUNJRklFRBAAEhEKDVBERkFfTEVWRUxfMkIQARIRCg1QREZBX0xFVkVMXzNCEAIyYQoRQ29udmVyc2lvblNlcnZpY2USTAoHQ29udmVydBIdLmRvY3NlcnZpY2UudjEuQ29udmVydFJlcXVlc3QaHi5kb2NzZXJ2aWNlLnYxLkNvbnZlcnRSZXNwb25zZSgBMAFiBnByb3RvMw");
 
 /**
  * One message of a conversion upload: first a header, then chunks.
@@ -75,6 +75,27 @@ export type ConvertHeader = Message<"docservice.v1.ConvertHeader"> & {
    * @generated from field: int64 size_bytes = 3;
    */
   sizeBytes: bigint;
+
+  /**
+   * What to convert it to (PDF when unspecified).
+   *
+   * @generated from field: docservice.v1.OutputFormat output_format = 4;
+   */
+  outputFormat: OutputFormat;
+
+  /**
+   * The PDF/A level of a PDF output; none when unspecified.
+   *
+   * @generated from field: docservice.v1.PdfaLevel pdfa = 5;
+   */
+  pdfa: PdfaLevel;
+
+  /**
+   * A PDF output conforming to PDF/UA (ISO 14289, accessible: tagged).
+   *
+   * @generated from field: bool pdfua = 6;
+   */
+  pdfua: boolean;
 };
 
 /**
@@ -85,7 +106,7 @@ export const ConvertHeaderSchema: GenMessage<ConvertHeader> = /*@__PURE__*/
   messageDesc(file_docservice_v1_conversion, 1);
 
 /**
- * One message of a conversion result: first a header, then chunks.
+ * One message of a conversion result: first a header, then chunks of the output.
  *
  * @generated from message docservice.v1.ConvertResponse
  */
@@ -105,7 +126,7 @@ export type ConvertResponse = Message<"docservice.v1.ConvertResponse"> & {
     case: "header";
   } | {
     /**
-     * The next bytes of the PDF.
+     * The next bytes of the output.
      *
      * @generated from field: bytes chunk = 2;
      */
@@ -122,34 +143,34 @@ export const ConvertResponseSchema: GenMessage<ConvertResponse> = /*@__PURE__*/
   messageDesc(file_docservice_v1_conversion, 2);
 
 /**
- * Describes the converted PDF.
+ * Describes the converted document.
  *
  * @generated from message docservice.v1.ConvertedHeader
  */
 export type ConvertedHeader = Message<"docservice.v1.ConvertedHeader"> & {
   /**
-   * Always "application/pdf".
+   * "application/pdf", or the DOCX media type.
    *
    * @generated from field: string content_type = 1;
    */
   contentType: string;
 
   /**
-   * Suggested file name of the PDF.
+   * Suggested file name of the output.
    *
    * @generated from field: string filename = 2;
    */
   filename: string;
 
   /**
-   * Number of pages of the PDF.
+   * Number of pages of a PDF output; 0 for DOCX.
    *
    * @generated from field: int32 page_count = 3;
    */
   pageCount: number;
 
   /**
-   * Size of the PDF in bytes.
+   * Size of the output in bytes.
    *
    * @generated from field: int64 size_bytes = 4;
    */
@@ -217,6 +238,13 @@ export enum SourceFormat {
    * @generated from enum value: SOURCE_FORMAT_HTML = 6;
    */
   HTML = 6,
+
+  /**
+   * Markdown (CommonMark with GitHub's tables).
+   *
+   * @generated from enum value: SOURCE_FORMAT_MD = 7;
+   */
+  MD = 7,
 }
 
 /**
@@ -226,7 +254,75 @@ export const SourceFormatSchema: GenEnum<SourceFormat> = /*@__PURE__*/
   enumDesc(file_docservice_v1_conversion, 0);
 
 /**
- * ConversionService converts office documents to PDF.
+ * What the document is converted to.
+ *
+ * @generated from enum docservice.v1.OutputFormat
+ */
+export enum OutputFormat {
+  /**
+   * PDF, the default.
+   *
+   * @generated from enum value: OUTPUT_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * PDF.
+   *
+   * @generated from enum value: OUTPUT_FORMAT_PDF = 1;
+   */
+  PDF = 1,
+
+  /**
+   * Office Open XML word-processing document; not from DOCX.
+   *
+   * @generated from enum value: OUTPUT_FORMAT_DOCX = 2;
+   */
+  DOCX = 2,
+}
+
+/**
+ * Describes the enum docservice.v1.OutputFormat.
+ */
+export const OutputFormatSchema: GenEnum<OutputFormat> = /*@__PURE__*/
+  enumDesc(file_docservice_v1_conversion, 1);
+
+/**
+ * The PDF/A conformance level of a PDF output (ISO 19005).
+ *
+ * @generated from enum docservice.v1.PdfaLevel
+ */
+export enum PdfaLevel {
+  /**
+   * A plain PDF, the default.
+   *
+   * @generated from enum value: PDFA_LEVEL_UNSPECIFIED = 0;
+   */
+  PDFA_LEVEL_UNSPECIFIED = 0,
+
+  /**
+   * PDF/A-2b: archivable, visual appearance preserved.
+   *
+   * @generated from enum value: PDFA_LEVEL_2B = 1;
+   */
+  PDFA_LEVEL_2B = 1,
+
+  /**
+   * PDF/A-3b: as PDF/A-2b, and files of any type may be attached.
+   *
+   * @generated from enum value: PDFA_LEVEL_3B = 2;
+   */
+  PDFA_LEVEL_3B = 2,
+}
+
+/**
+ * Describes the enum docservice.v1.PdfaLevel.
+ */
+export const PdfaLevelSchema: GenEnum<PdfaLevel> = /*@__PURE__*/
+  enumDesc(file_docservice_v1_conversion, 2);
+
+/**
+ * ConversionService converts office documents to PDF (PDF/A, PDF/UA) or DOCX.
  *
  * @generated from service docservice.v1.ConversionService
  */
@@ -235,7 +331,7 @@ export const ConversionService: GenService<{
    * Converts one document. Both directions are streamed in chunks so large
    * documents are not capped by gRPC's message size limit: the client sends a
    * header then the document's bytes; the service answers with a header then
-   * the PDF's bytes.
+   * the output's bytes.
    *
    * @generated from rpc docservice.v1.ConversionService.Convert
    */

@@ -38,6 +38,8 @@ export enum SourceFormat {
   SOURCE_FORMAT_TXT = 5,
   /** SOURCE_FORMAT_HTML - HTML. */
   SOURCE_FORMAT_HTML = 6,
+  /** SOURCE_FORMAT_MD - Markdown (CommonMark with GitHub's tables). */
+  SOURCE_FORMAT_MD = 7,
   UNRECOGNIZED = -1,
 }
 
@@ -64,6 +66,9 @@ export function sourceFormatFromJSON(object: any): SourceFormat {
     case 6:
     case "SOURCE_FORMAT_HTML":
       return SourceFormat.SOURCE_FORMAT_HTML;
+    case 7:
+    case "SOURCE_FORMAT_MD":
+      return SourceFormat.SOURCE_FORMAT_MD;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -87,7 +92,95 @@ export function sourceFormatToJSON(object: SourceFormat): string {
       return "SOURCE_FORMAT_TXT";
     case SourceFormat.SOURCE_FORMAT_HTML:
       return "SOURCE_FORMAT_HTML";
+    case SourceFormat.SOURCE_FORMAT_MD:
+      return "SOURCE_FORMAT_MD";
     case SourceFormat.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** What the document is converted to. */
+export enum OutputFormat {
+  /** OUTPUT_FORMAT_UNSPECIFIED - PDF, the default. */
+  OUTPUT_FORMAT_UNSPECIFIED = 0,
+  /** OUTPUT_FORMAT_PDF - PDF. */
+  OUTPUT_FORMAT_PDF = 1,
+  /** OUTPUT_FORMAT_DOCX - Office Open XML word-processing document; not from DOCX. */
+  OUTPUT_FORMAT_DOCX = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function outputFormatFromJSON(object: any): OutputFormat {
+  switch (object) {
+    case 0:
+    case "OUTPUT_FORMAT_UNSPECIFIED":
+      return OutputFormat.OUTPUT_FORMAT_UNSPECIFIED;
+    case 1:
+    case "OUTPUT_FORMAT_PDF":
+      return OutputFormat.OUTPUT_FORMAT_PDF;
+    case 2:
+    case "OUTPUT_FORMAT_DOCX":
+      return OutputFormat.OUTPUT_FORMAT_DOCX;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return OutputFormat.UNRECOGNIZED;
+  }
+}
+
+export function outputFormatToJSON(object: OutputFormat): string {
+  switch (object) {
+    case OutputFormat.OUTPUT_FORMAT_UNSPECIFIED:
+      return "OUTPUT_FORMAT_UNSPECIFIED";
+    case OutputFormat.OUTPUT_FORMAT_PDF:
+      return "OUTPUT_FORMAT_PDF";
+    case OutputFormat.OUTPUT_FORMAT_DOCX:
+      return "OUTPUT_FORMAT_DOCX";
+    case OutputFormat.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** The PDF/A conformance level of a PDF output (ISO 19005). */
+export enum PdfaLevel {
+  /** PDFA_LEVEL_UNSPECIFIED - A plain PDF, the default. */
+  PDFA_LEVEL_UNSPECIFIED = 0,
+  /** PDFA_LEVEL_2B - PDF/A-2b: archivable, visual appearance preserved. */
+  PDFA_LEVEL_2B = 1,
+  /** PDFA_LEVEL_3B - PDF/A-3b: as PDF/A-2b, and files of any type may be attached. */
+  PDFA_LEVEL_3B = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function pdfaLevelFromJSON(object: any): PdfaLevel {
+  switch (object) {
+    case 0:
+    case "PDFA_LEVEL_UNSPECIFIED":
+      return PdfaLevel.PDFA_LEVEL_UNSPECIFIED;
+    case 1:
+    case "PDFA_LEVEL_2B":
+      return PdfaLevel.PDFA_LEVEL_2B;
+    case 2:
+    case "PDFA_LEVEL_3B":
+      return PdfaLevel.PDFA_LEVEL_3B;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return PdfaLevel.UNRECOGNIZED;
+  }
+}
+
+export function pdfaLevelToJSON(object: PdfaLevel): string {
+  switch (object) {
+    case PdfaLevel.PDFA_LEVEL_UNSPECIFIED:
+      return "PDFA_LEVEL_UNSPECIFIED";
+    case PdfaLevel.PDFA_LEVEL_2B:
+      return "PDFA_LEVEL_2B";
+    case PdfaLevel.PDFA_LEVEL_3B:
+      return "PDFA_LEVEL_3B";
+    case PdfaLevel.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -111,27 +204,33 @@ export interface ConvertHeader {
   filename: string;
   /** Total size in bytes, if known; lets the service refuse early. */
   sizeBytes: number;
+  /** What to convert it to (PDF when unspecified). */
+  outputFormat: OutputFormat;
+  /** The PDF/A level of a PDF output; none when unspecified. */
+  pdfa: PdfaLevel;
+  /** A PDF output conforming to PDF/UA (ISO 14289, accessible: tagged). */
+  pdfua: boolean;
 }
 
-/** One message of a conversion result: first a header, then chunks. */
+/** One message of a conversion result: first a header, then chunks of the output. */
 export interface ConvertResponse {
   /** What is being returned. */
   header?:
     | ConvertedHeader
     | undefined;
-  /** The next bytes of the PDF. */
+  /** The next bytes of the output. */
   chunk?: Buffer | undefined;
 }
 
-/** Describes the converted PDF. */
+/** Describes the converted document. */
 export interface ConvertedHeader {
-  /** Always "application/pdf". */
+  /** "application/pdf", or the DOCX media type. */
   contentType: string;
-  /** Suggested file name of the PDF. */
+  /** Suggested file name of the output. */
   filename: string;
-  /** Number of pages of the PDF. */
+  /** Number of pages of a PDF output; 0 for DOCX. */
   pageCount: number;
-  /** Size of the PDF in bytes. */
+  /** Size of the output in bytes. */
   sizeBytes: number;
 }
 
@@ -223,7 +322,7 @@ export const ConvertRequest: MessageFns<ConvertRequest> = {
 };
 
 function createBaseConvertHeader(): ConvertHeader {
-  return { sourceFormat: 0, filename: "", sizeBytes: 0 };
+  return { sourceFormat: 0, filename: "", sizeBytes: 0, outputFormat: 0, pdfa: 0, pdfua: false };
 }
 
 export const ConvertHeader: MessageFns<ConvertHeader> = {
@@ -236,6 +335,15 @@ export const ConvertHeader: MessageFns<ConvertHeader> = {
     }
     if (message.sizeBytes !== 0) {
       writer.uint32(24).int64(message.sizeBytes);
+    }
+    if (message.outputFormat !== 0) {
+      writer.uint32(32).int32(message.outputFormat);
+    }
+    if (message.pdfa !== 0) {
+      writer.uint32(40).int32(message.pdfa);
+    }
+    if (message.pdfua !== false) {
+      writer.uint32(48).bool(message.pdfua);
     }
     return writer;
   },
@@ -277,6 +385,30 @@ export const ConvertHeader: MessageFns<ConvertHeader> = {
             message.sizeBytes = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.outputFormat = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.pdfa = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.pdfua = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -302,6 +434,13 @@ export const ConvertHeader: MessageFns<ConvertHeader> = {
         : isSet(object.size_bytes)
         ? globalThis.Number(object.size_bytes)
         : 0,
+      outputFormat: isSet(object.outputFormat)
+        ? outputFormatFromJSON(object.outputFormat)
+        : isSet(object.output_format)
+        ? outputFormatFromJSON(object.output_format)
+        : 0,
+      pdfa: isSet(object.pdfa) ? pdfaLevelFromJSON(object.pdfa) : 0,
+      pdfua: isSet(object.pdfua) ? globalThis.Boolean(object.pdfua) : false,
     };
   },
 
@@ -316,6 +455,15 @@ export const ConvertHeader: MessageFns<ConvertHeader> = {
     if (message.sizeBytes !== 0) {
       obj.sizeBytes = Math.round(message.sizeBytes);
     }
+    if (message.outputFormat !== 0) {
+      obj.outputFormat = outputFormatToJSON(message.outputFormat);
+    }
+    if (message.pdfa !== 0) {
+      obj.pdfa = pdfaLevelToJSON(message.pdfa);
+    }
+    if (message.pdfua !== false) {
+      obj.pdfua = message.pdfua;
+    }
     return obj;
   },
 
@@ -327,6 +475,9 @@ export const ConvertHeader: MessageFns<ConvertHeader> = {
     message.sourceFormat = object.sourceFormat ?? 0;
     message.filename = object.filename ?? "";
     message.sizeBytes = object.sizeBytes ?? 0;
+    message.outputFormat = object.outputFormat ?? 0;
+    message.pdfa = object.pdfa ?? 0;
+    message.pdfua = object.pdfua ?? false;
     return message;
   },
 };
@@ -547,14 +698,14 @@ export const ConvertedHeader: MessageFns<ConvertedHeader> = {
   },
 };
 
-/** ConversionService converts office documents to PDF. */
+/** ConversionService converts office documents to PDF (PDF/A, PDF/UA) or DOCX. */
 export type ConversionServiceService = typeof ConversionServiceService;
 export const ConversionServiceService = {
   /**
    * Converts one document. Both directions are streamed in chunks so large
    * documents are not capped by gRPC's message size limit: the client sends a
    * header then the document's bytes; the service answers with a header then
-   * the PDF's bytes.
+   * the output's bytes.
    */
   convert: {
     path: "/docservice.v1.ConversionService/Convert" as const,
@@ -572,7 +723,7 @@ export interface ConversionServiceServer extends UntypedServiceImplementation {
    * Converts one document. Both directions are streamed in chunks so large
    * documents are not capped by gRPC's message size limit: the client sends a
    * header then the document's bytes; the service answers with a header then
-   * the PDF's bytes.
+   * the output's bytes.
    */
   convert: handleBidiStreamingCall<ConvertRequest, ConvertResponse>;
 }
@@ -582,7 +733,7 @@ export interface ConversionServiceClient extends Client {
    * Converts one document. Both directions are streamed in chunks so large
    * documents are not capped by gRPC's message size limit: the client sends a
    * header then the document's bytes; the service answers with a header then
-   * the PDF's bytes.
+   * the output's bytes.
    */
   convert(): ClientDuplexStream<ConvertRequest, ConvertResponse>;
   convert(options: Partial<CallOptions>): ClientDuplexStream<ConvertRequest, ConvertResponse>;
