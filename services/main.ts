@@ -176,6 +176,8 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
     maxDocumentBytes: config.conversionMaxBytes,
     signLimits: { maxDocumentBytes: config.signingMaxBytes, metadataMaxBytes: config.signingMetadataMaxBytes },
     backends: backends.health,
+    // in-process backends only: a gateway alone does not know its backends' sizes
+    capacity: role === "all" ? { sign: config.signingWorkers, ...(config.conversionBackend === "local" ? { convert: config.conversionPoolSize } : {}) } : {},
     bridges: [keyServiceBridge(backends.keys), signingServiceBridge(backends.signing), telemetryServiceBridge(backends.telemetry)],
   });
   stops.unshift(gateway.close);

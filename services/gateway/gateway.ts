@@ -19,7 +19,7 @@ import { bridgedMethods, bridgeRoutes, clientIpKey, type Bridge } from "./connec
 import { convertRoute } from "./convert-route.js";
 import { signRoutes, type SignRouteLimits } from "./sign-routes.js";
 import { telemetryRoutes } from "./telemetry-routes.js";
-import { healthRoute } from "./health-route.js";
+import { healthRoute, type CapacityHints } from "./health-route.js";
 import { inRequestScope } from "./request-scope.js";
 import { errorReply, sendReply, type Reply } from "./reply.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -47,6 +47,8 @@ export interface GatewayDeps {
   signLimits: SignRouteLimits;
   /** Health check of each backend, by name, reported by /v1/health. */
   backends: Record<string, HealthCheck>;
+  /** Reported by /v1/health for clients sizing their concurrency. */
+  capacity?: CapacityHints;
   /** Services exposed over Connect and gRPC-Web. */
   bridges: Bridge[];
 }
@@ -64,7 +66,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { settings, logger, keys } = deps;
   const startedAt = Date.now();
   const routes = [
-    healthRoute(deps.backends, startedAt),
+    healthRoute(deps.backends, startedAt, deps.capacity),
     ...authRoutes(keys),
     convertRoute(deps.conversion, deps.maxDocumentBytes),
     ...signRoutes(deps.signing, deps.signLimits),

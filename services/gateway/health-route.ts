@@ -14,8 +14,14 @@ const healthReportSchema = {
   },
 };
 
+/** How many requests of a kind the platform works on at once, where this gateway knows (its backends run in-process). */
+export interface CapacityHints {
+  convert?: number;
+  sign?: number;
+}
+
 /** GET /v1/health: 200 when every backend answers, 503 with the same body when one does not. */
-export function healthRoute(backends: Record<string, HealthCheck>, startedAt: number): Route {
+export function healthRoute(backends: Record<string, HealthCheck>, startedAt: number, capacity: CapacityHints = {}): Route {
   return {
     method: "GET",
     path: "/v1/health",
@@ -30,6 +36,11 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
         version: { type: "string" },
         uptimeSeconds: { type: "integer" },
         backends: { type: "object", additionalProperties: healthReportSchema },
+        capacity: {
+          type: "object",
+          description: "How many conversions and signings the platform works on at once, when the gateway knows (embedded mode): a client's useful concurrency.",
+          properties: { convert: { type: "integer", minimum: 1 }, sign: { type: "integer", minimum: 1 } },
+        },
       },
     },
     errors: { 503: "At least one backend is down; the body (the same report, status degraded) says which." },
@@ -46,6 +57,7 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
           version: VERSION,
           uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
           backends: byName,
+          capacity,
         },
       };
     },
