@@ -15,6 +15,9 @@ import { remoteHealthCheck } from "./core/grpc-health-client.js";
 import { hostedUnary, startGrpcHost, type HostedService } from "./core/grpc-host.js";
 import type { HealthCheck } from "./core/health.js";
 import { createLogger, type Logger } from "./core/logger.js";
+import { AnnotationServiceService } from "../gen/ts-proto/docservice/v1/annotation.js";
+import type { AnnotationApi } from "./annotation/annotation-service.js";
+import { ANNOTATION_SERVICE_NAME, provisionAnnotation } from "./annotation/provision.js";
 import { startGateway } from "./gateway/gateway.js";
 import { failRequestsOnUncaughtErrors } from "./gateway/request-scope.js";
 import { keyServiceBridge, KEY_SERVICE_NAME } from "./keys/bridge.js";
@@ -42,6 +45,7 @@ type Stop = () => Promise<void>;
 interface Backends {
   keys: KeyServiceApi;
   conversion: ConversionApi;
+  annotation: AnnotationApi;
   signing: SigningApi;
   telemetry: TelemetryApi;
   health: Record<string, HealthCheck>;
@@ -64,6 +68,9 @@ async function startBackends(role: Role, config: Config, transport: InternalTran
     stops.push(conversion.close);
     hosted.push(conversion.hosted);
     backends.conversion = conversion.service;
+    const annotation = provisionAnnotation(config, conversion.service);
+    hosted.push(annotation.hosted);
+    backends.annotation = annotation.service;
     backends.health!.conversion = () => conversion.service.health();
   }
   if (role === "all" || role === "signing") {
@@ -143,6 +150,8 @@ function remoteBackends(config: Config, transport: InternalTransport, logger: Lo
       SIGNING_SERVICE_NAME,
       unary(SigningServiceService, "Signing service", config.conversionTimeoutMs + config.signingTsaTimeoutMs + config.backendTimeoutMs),
     ),
+    // AnnotationService runs beside ConversionService, at its address.
+    annotation: backend("annotation", "CONVERSION_SERVICE_ADDR", config.conversionServiceAddress, ANNOTATION_SERVICE_NAME, unary(AnnotationServiceService, "Annotation service", config.conversionTimeoutMs + config.fetchTimeoutMs + config.backendTimeoutMs)),
     telemetry: backend("telemetry", "TELEMETRY_SERVICE_ADDR", config.telemetryServiceAddress, TELEMETRY_SERVICE_NAME, unary(TelemetryServiceService, "Telemetry service")),
     health,
   };
@@ -170,6 +179,7 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
     logger,
     keys: backends.keys,
     conversion: backends.conversion,
+    annotation: backends.annotation,
     signing: backends.signing,
     telemetry: backends.telemetry,
     telemetryLimits: { metadataMaxBytes: config.telemetryMetadataMaxBytes },

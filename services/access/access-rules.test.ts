@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { AnnotationService } from "../../gen/es/docservice/v1/annotation_pb.js";
 import { ConversionService } from "../../gen/es/docservice/v1/conversion_pb.js";
 import { KeyService } from "../../gen/es/docservice/v1/keys_pb.js";
 import { SigningService } from "../../gen/es/docservice/v1/signing_pb.js";
 import { TelemetryService } from "../../gen/es/docservice/v1/telemetry_pb.js";
 import { authRoutes } from "../gateway/auth-routes.js";
+import { annotateRoute } from "../gateway/annotate-route.js";
 import { convertRoute } from "../gateway/convert-route.js";
 import { healthRoute } from "../gateway/health-route.js";
 import { signRoutes } from "../gateway/sign-routes.js";
@@ -14,7 +16,7 @@ import { ROUTE_ACCESS, RPC_ACCESS, routeAccess, rpcAccess } from "./access-rules
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not called")) }) as never;
 
 test("every RPC of every service in proto/ has exactly one rule, and the table names no other", () => {
-  const methods = [KeyService, SigningService, ConversionService, TelemetryService].flatMap((service) => service.methods.map((m) => `${service.typeName}/${m.name}`));
+  const methods = [KeyService, SigningService, ConversionService, AnnotationService, TelemetryService].flatMap((service) => service.methods.map((m) => `${service.typeName}/${m.name}`));
   const ruled = Object.entries(RPC_ACCESS).flatMap(([service, rules]) => Object.keys(rules).map((method) => `${service}/${method}`));
   assert.deepEqual(ruled.sort(), methods.sort());
 });
@@ -24,6 +26,7 @@ test("every /v1 route has exactly one rule, and the table names no other", () =>
     healthRoute({}, Date.now()),
     ...authRoutes(unused),
     convertRoute(unused, 1),
+    annotateRoute(unused, 1),
     ...signRoutes(unused, { maxDocumentBytes: 1, metadataMaxBytes: 1 }),
     ...telemetryRoutes(unused, { metadataMaxBytes: 1 }),
   ];
@@ -37,6 +40,7 @@ test("the same capability has the same rule on /v1 and over gRPC", () => {
     ["POST /v1/timestamp", "docservice.v1.SigningService", "Timestamp"],
     ["GET /v1/verify/key", "docservice.v1.SigningService", "GetVerificationKey"],
     ["POST /v1/convert", "docservice.v1.ConversionService", "Convert"],
+    ["POST /v1/annotate", "docservice.v1.AnnotationService", "Annotate"],
     ["POST /v1/collect", "docservice.v1.TelemetryService", "Collect"],
     ["GET /v1/usage", "docservice.v1.TelemetryService", "GetUsage"],
     ["POST /v1/admin/license-keys", "docservice.v1.TelemetryService", "AddLicenseKey"],

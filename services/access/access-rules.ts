@@ -33,6 +33,9 @@ export const RPC_ACCESS: Record<string, Record<string, Access>> = {
   "docservice.v1.ConversionService": {
     Convert: "apiKey",
   },
+  "docservice.v1.AnnotationService": {
+    Annotate: "apiKey",
+  },
   "docservice.v1.TelemetryService": {
     // The license key in the message is checked by the service itself.
     Collect: "public",
@@ -51,6 +54,7 @@ export const ROUTE_ACCESS: Record<string, Access> = {
   "GET /v1/auth/key": "apiKey",
   "DELETE /v1/auth/key": "apiKey",
   "POST /v1/convert": "apiKey",
+  "POST /v1/annotate": "apiKey",
   "POST /v1/sign": "apiKey",
   "POST /v1/verify": "apiKey",
   "POST /v1/timestamp": "apiKey",

@@ -47,6 +47,8 @@ describe("gateway", () => {
       keys,
       // Conversion has its own tests against real LibreOffice and Gotenberg; here only its route's validation runs.
       conversion: { convert: unavailable("converter") },
+      // Annotation (test/integration/annotate-route.test.ts) likewise.
+      annotation: { annotate: unavailable("annotator") },
       // Signing likewise (services/signing and test/integration); its routes' validation runs here.
       signing: {
         sign: unavailable("signer"),

@@ -1,3 +1,5 @@
+import type { AnnotationApi } from "../annotation/annotation-service.js";
+import { annotateRoute } from "./annotate-route.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -39,6 +41,7 @@ export interface GatewayDeps {
   logger: Logger;
   keys: KeyServiceApi;
   conversion: ConversionApi;
+  annotation: AnnotationApi;
   signing: SigningApi;
   telemetry: TelemetryApi;
   telemetryLimits: { metadataMaxBytes: number };
@@ -69,6 +72,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     healthRoute(deps.backends, startedAt, deps.capacity),
     ...authRoutes(keys),
     convertRoute(deps.conversion, deps.maxDocumentBytes),
+    annotateRoute(deps.annotation, deps.maxDocumentBytes),
     ...signRoutes(deps.signing, deps.signLimits),
     ...telemetryRoutes(deps.telemetry, deps.telemetryLimits),
   ];

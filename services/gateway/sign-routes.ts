@@ -1,12 +1,9 @@
-import { z } from "zod";
-import { type DocumentSource, type SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
-import { validationError } from "../core/errors.js";
-import { signRequestIssues, signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/request/sign-request-schema.js";
+import { type SignRequest } from "../../gen/ts-proto/docservice/v1/signing.js";
+import { signRequestSchema, verifyRequestSchema, type SignRequestJson } from "../signing/request/sign-request-schema.js";
 import { auditEventTypeMessage } from "../signing/model.js";
 import type { SigningApi } from "../signing/signing-service.js";
-import { readJsonBodyWithBytes } from "./json-body.js";
-import { JsonWithBase64, type Reply } from "./reply.js";
-import type { RequestContext, Route } from "./route.js";
+import { documentReply, documentReplySchema, documentSource, jsonSchema, parsedBody, type ParsedBody } from "./document-body.js";
+import type { Route } from "./route.js";
 
 export interface SignRouteLimits {
   maxDocumentBytes: number;
@@ -16,17 +13,7 @@ export interface SignRouteLimits {
 /** Room in a JSON body beyond the base64 document: signer, audit trail (up to 10,000 events), metadata. */
 const BODY_OVERHEAD_BYTES = 4 * 1024 * 1024;
 
-const documentResponseSchema = {
-  type: "object",
-  required: ["document"],
-  properties: {
-    document: {
-      type: "object",
-      required: ["base64", "contentType"],
-      properties: { base64: { type: "string", description: "The signed PDF." }, contentType: { type: "string", const: "application/pdf" } },
-    },
-  },
-};
+const documentResponseSchema = documentReplySchema("The signed PDF.", ["application/pdf"]);
 
 const verificationSchema = {
   type: "object",
@@ -87,22 +74,6 @@ const verificationKeySchema = {
   },
 };
 
-/** JSON Schema of a zod schema, for /openapi.json. */
-function jsonSchema(schema: z.ZodType): object {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
-  return rest;
-}
-
-/** A checked body, and its document decoded when it came as base64. */
-interface ParsedBody<T> {
-  body: T;
-  content?: Buffer;
-}
-
-function documentSource({ body, content }: ParsedBody<{ document: { url?: string } }>): DocumentSource {
-  return body.document.url !== undefined ? { url: body.document.url } : { content: content! };
-}
-
 function toSignRequest(parsed: ParsedBody<SignRequestJson>, callerKeyId: string): SignRequest {
   const { body } = parsed;
   return {
@@ -115,18 +86,6 @@ function toSignRequest(parsed: ParsedBody<SignRequestJson>, callerKeyId: string)
     callerKeyId,
     level: body.level ?? "",
   };
-}
-
-/** `{"document":{"base64":…,"contentType":"application/pdf"}}`, the PDF's base64 written in pieces. */
-function documentReply(pdf: Uint8Array): Reply {
-  return { status: 200, body: new JsonWithBase64('{"document":{"base64":"', pdf, '","contentType":"application/pdf"}}') };
-}
-
-async function parsedBody<T>(context: RequestContext, schema: z.ZodType<T>, maxBytes: number): Promise<ParsedBody<T>> {
-  const { value, bytes } = await readJsonBodyWithBytes(context.request, maxBytes, ["document", "base64"]);
-  const result = schema.safeParse(value);
-  if (!result.success) throw validationError(signRequestIssues(result.error));
-  return { body: result.data, content: bytes };
 }
 
 const documentErrors = {

@@ -21,7 +21,7 @@ import type { ConversionApi } from "../conversion/conversion-service.js";
 import { formatByName } from "../conversion/source-format.js";
 import { auditEventTypeName, SIGNATURE_LEVELS, type AuditEvent, type AuditEventType, type SignatureLevel, type Signer } from "./model.js";
 import { describeCertificate } from "./keys/certificate-description.js";
-import { fetchDocument, type FetchDocumentOptions } from "./request/document-fetcher.js";
+import { fetchDocument, type FetchDocumentOptions } from "../core/document-fetcher.js";
 import { auditTrailSchema, eventIdSchema, levelSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";

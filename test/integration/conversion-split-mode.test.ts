@@ -6,7 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ConversionServiceClient, OutputFormat, PdfaLevel, SourceFormat, type ConvertHeader, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
+import { AnnotateRequest, AnnotationServiceClient, type AnnotateResponse } from "../../gen/ts-proto/docservice/v1/annotation.js";
 import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { inlineText, paragraph, templateDocx } from "../support/docx-templates.js";
 import { makeDocx } from "../support/docx-fixtures.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
@@ -48,13 +50,15 @@ describe("conversion in split mode", () => {
   let keys: ServiceProcess;
   let gateway: ServiceProcess;
   let client: ConversionServiceClient;
+  let annotation: AnnotationServiceClient;
+  let conversionAddress: string;
   let base: string;
   let apiKey: string;
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "docservice-split-"));
     const [conversionPort, keysPort, httpPort] = [await freePort(), await freePort(), await freePort()];
-    const conversionAddress = `127.0.0.1:${conversionPort}`;
+    conversionAddress = `127.0.0.1:${conversionPort}`;
     const keysAddress = `127.0.0.1:${keysPort}`;
     const common = { HOST: "127.0.0.1", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
     const serving = (address: string, name: string) => {
@@ -77,10 +81,12 @@ describe("conversion in split mode", () => {
     const mail = readFileSync(join(outbox, readdirSync(outbox)[0]), "utf8").replace(/=\n/g, "");
     apiKey = (await call(base, `/v1/auth/verify?email=split@example.test&code=${codeIn(mail)}`)).body.apiKey;
     client = new ConversionServiceClient(conversionAddress, credentials.createInsecure());
+    annotation = new AnnotationServiceClient(conversionAddress, credentials.createInsecure());
   });
 
   after(async () => {
     client?.close();
+    annotation?.close();
     await Promise.all([gateway?.stop(), keys?.stop(), conversion?.stop()]);
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -92,7 +98,7 @@ describe("conversion in split mode", () => {
     assert.equal(response.status, 200);
     assert.equal(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString(), "%PDF-");
     const health = await call(base, "/v1/health");
-    assert.deepEqual(Object.keys(health.body.backends).sort(), ["conversion", "keys"]);
+    assert.deepEqual(Object.keys(health.body.backends).sort(), ["annotation", "conversion", "keys"]);
   });
 
   test("an internal caller streams a document with the ts-proto client", async () => {
@@ -141,5 +147,26 @@ describe("conversion in split mode", () => {
         return true;
       });
     }
+  });
+
+  test("AnnotationService runs beside ConversionService: a template filled over gRPC with an API key, the same rules (422 naming the field), no key refused", async () => {
+    const template = templateDocx(paragraph("Dear ", inlineText("name", "name", 1), ","));
+    const annotate = (request: AnnotateRequest, key = apiKey) =>
+      new Promise<AnnotateResponse>((resolve, reject) => {
+        const metadata = new Metadata();
+        if (key) metadata.set("authorization", `Bearer ${key}`);
+        annotation.annotate(request, metadata, (error, response) => (error ? reject(error) : resolve(response!)));
+      });
+    const field = { id: "name", group: "", type: "text", value: "Grace", rows: [], keepTextNodeStyles: false, copyRowStyle: false, width: 0, height: 0 };
+    const filled = await annotate(AnnotateRequest.fromPartial({ document: { content: template }, fields: [field], toPdf: true }));
+    assert.equal(filled.contentType, "application/pdf");
+    assert.equal(Buffer.from(filled.document).subarray(0, 5).toString(), "%PDF-");
+
+    await assert.rejects(annotate(AnnotateRequest.fromPartial({ document: { content: template }, fields: [{ ...field, id: "nobody" }] })), (error: ServiceError) => {
+      assert.equal(error.metadata.get("docservice-error-code")[0], "UNPROCESSABLE_DOCUMENT");
+      assert.match(error.details, /fields\[0\]\.id: no content control is tagged "nobody"/);
+      return true;
+    });
+    await assert.rejects(annotate(AnnotateRequest.fromPartial({ document: { content: template }, fields: [field] }), ""), (error: ServiceError) => error.code === status.UNAUTHENTICATED);
   });
 });

@@ -1,4 +1,4 @@
-import { guardedFetch, type GuardedFetchOptions } from "../../core/guarded-fetch.js";
+import { guardedFetch, type GuardedFetchOptions } from "./guarded-fetch.js";
 
 export type FetchDocumentOptions = Pick<GuardedFetchOptions, "maxBytes" | "timeoutMs" | "maxRedirects" | "allowHosts">;
 

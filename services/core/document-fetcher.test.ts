@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { ServiceError } from "../../core/errors.js";
-import { classifyAddress, isForbiddenAddress } from "../../core/guarded-fetch.js";
+import { ServiceError } from "./errors.js";
+import { classifyAddress, isForbiddenAddress } from "./guarded-fetch.js";
 import { fetchDocument, type FetchDocumentOptions } from "./document-fetcher.js";
 
 // Only loopback traffic: every server here listens on 127.0.0.1, and every other address is

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { BlockList, isIP } from "node:net";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { ServiceError } from "../../core/errors.js";
-import { classifyAddress } from "../../core/guarded-fetch.js";
+import { ServiceError } from "./errors.js";
+import { classifyAddress } from "./guarded-fetch.js";
 import { fetchDocument } from "./document-fetcher.js";
 
 // Property tests of the SSRF guard: every address in a range that reaches this machine, its

@@ -1,0 +1,54 @@
+import type { AnnotateRequest, AnnotateResponse, AnnotationServiceService } from "../../gen/ts-proto/docservice/v1/annotation.js";
+import type { DocumentSource } from "../../gen/ts-proto/docservice/v1/signing.js";
+import type { ConversionApi, ConversionLimits } from "../conversion/conversion-service.js";
+import { DOCX_CONTENT_TYPE } from "../conversion/convert-target.js";
+import { checkDocument } from "../conversion/document-check.js";
+import { formatByName } from "../conversion/source-format.js";
+import { fetchDocument, type FetchDocumentOptions } from "../core/document-fetcher.js";
+import { ServiceError, validationError } from "../core/errors.js";
+import type { UnaryApi } from "../core/unary-api.js";
+import { DocxPackage } from "./docx-package.js";
+import { fillTemplate } from "./fill-template.js";
+
+export type AnnotationApi = UnaryApi<typeof AnnotationServiceService>;
+
+const DOCX = formatByName("docx")!;
+
+export interface AnnotationDeps {
+  conversion: ConversionApi;
+  limits: ConversionLimits;
+  fetch: Omit<FetchDocumentOptions, "maxBytes">;
+}
+
+/** Fills DOCX templates (fill-template.ts), and converts the result when PDF is asked for. */
+export class AnnotationService implements AnnotationApi {
+  constructor(private readonly deps: AnnotationDeps) {}
+
+  async annotate(request: AnnotateRequest): Promise<AnnotateResponse> {
+    if (request.fields.length === 0) throw validationError([{ field: "fields", issue: "must have at least one field" }]);
+    const template = await this.template(request.document);
+    await checkDocument(template, DOCX, this.deps.limits);
+    const docx = openTemplate(template);
+    fillTemplate(docx, request.fields);
+    const filled = docx.toBuffer();
+    if (!request.toPdf) return { document: filled, contentType: DOCX_CONTENT_TYPE };
+    const converted = await this.deps.conversion.convert({ document: filled, format: DOCX, filename: "document.docx" });
+    return { document: converted.bytes, contentType: converted.contentType };
+  }
+
+  private async template(source: DocumentSource | undefined): Promise<Buffer> {
+    const maxBytes = this.deps.limits.maxDocumentBytes;
+    if (source?.url !== undefined) return fetchDocument(source.url, { ...this.deps.fetch, maxBytes });
+    if (!source?.content?.length) throw validationError([{ field: "document", issue: "is required" }]);
+    if (source.content.length > maxBytes) throw new ServiceError("PAYLOAD_TOO_LARGE", `The document is larger than ${maxBytes} bytes.`);
+    return Buffer.from(source.content);
+  }
+}
+
+function openTemplate(bytes: Buffer): DocxPackage {
+  try {
+    return DocxPackage.open(bytes);
+  } catch (error) {
+    throw new ServiceError("UNPROCESSABLE_DOCUMENT", `The template's XML cannot be read: ${(error as Error).message.split("\n")[0]}.`, { cause: error });
+  }
+}
