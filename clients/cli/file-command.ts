@@ -19,6 +19,8 @@ export interface FileCommandSpec<Flags extends FileCommandFlags> {
   options?: Option[];
   accepts(name: string, flags: Flags): boolean;
   outputName(name: string, flags: Flags): string;
+  /** Reads what every job needs besides its input (failing before any job runs); returns the files it read. */
+  prepare?(flags: Flags): string[];
   /** Does one file's work and writes its output; returns a few words for its line. */
   run(client: PlatformClient, job: FileJob, flags: Flags): Promise<string>;
 }
@@ -39,7 +41,13 @@ export function addFileCommand<Flags extends FileCommandFlags>(program: Command,
   for (const option of spec.options ?? []) command.addOption(option);
   withPlatformOptions(command, true).action(async (paths: string[], flags: Flags) => {
     const client = platformClient(flags, true);
-    const plan = planJobs(paths, { out: flags.out, force: flags.force, accepts: (name) => spec.accepts(name, flags), outputName: (name) => spec.outputName(name, flags) });
+    const plan = planJobs(paths, {
+      out: flags.out,
+      force: flags.force,
+      accepts: (name) => spec.accepts(name, flags),
+      outputName: (name) => spec.outputName(name, flags),
+      alsoReads: spec.prepare?.(flags),
+    });
     if (plan.upToDate.length > 0) process.stderr.write(`${plan.upToDate.length} file(s) already up to date, skipped\n`);
     if (plan.pending.length === 0) return;
     const concurrency = await concurrencyFor(client, spec.capacity, flags);

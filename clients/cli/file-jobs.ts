@@ -26,6 +26,8 @@ export interface PlanOptions {
   outputName(name: string): string;
   /** Run even jobs whose output is up to date. */
   force: boolean;
+  /** Files every job reads besides its input (e.g. the fields of `annotate`): an output older than one is out of date. */
+  alsoReads?: string[];
 }
 
 /**
@@ -57,7 +59,8 @@ export function planJobs(inputs: string[], options: PlanOptions): JobPlan {
     if (job.output === job.input) throw new Error(`${job.label} would be overwritten by its own result`);
     byOutput.set(job.output, job);
   }
-  const upToDate = options.force ? [] : jobs.filter(isUpToDate);
+  const newestShared = Math.max(0, ...(options.alsoReads ?? []).map((path) => statSync(path).mtimeMs));
+  const upToDate = options.force ? [] : jobs.filter((job) => isUpToDate(job, newestShared));
   return { pending: jobs.filter((job) => !upToDate.includes(job)), upToDate };
 }
 
@@ -83,9 +86,9 @@ export async function writeOutput(path: string, bytes: Buffer | string): Promise
   }
 }
 
-function isUpToDate(job: FileJob): boolean {
+function isUpToDate(job: FileJob, newestShared: number): boolean {
   try {
-    return statSync(job.output).mtimeMs >= statSync(job.input).mtimeMs;
+    return statSync(job.output).mtimeMs >= Math.max(statSync(job.input).mtimeMs, newestShared);
   } catch {
     return false;
   }

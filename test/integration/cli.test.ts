@@ -1,16 +1,18 @@
 // `npx docservice` (the package's bin) end to end against embedded mode: an
 // API key by e-mail, a folder of corpus documents converted with its tree
 // mirrored, a bad file reported while the rest carry on, an interrupted run
-// resumed, signing and verifying the results, and the progress bar on a
-// terminal.
+// resumed, signing and verifying the results, templates filled, and the
+// progress bar on a terminal.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { corpusPath } from "../support/corpus.js";
+import { contractTemplate } from "../support/docx-templates.js";
+import { pdfText } from "../support/pdf-tools.js";
 import { codeIn } from "../support/key-flow.js";
 import { startPlatform, type Platform } from "../support/platform.js";
 import { waitFor } from "../support/wait.js";
@@ -141,6 +143,33 @@ describe("the docservice CLI against embedded mode", () => {
     const unsigned = await docservice(["verify", join(scratch, "pdf", "notes.pdf"), "--out", join(scratch, "reports")], env);
     assert.equal(unsigned.code, 1);
     assert.match(unsigned.stderr, /FAILED .*notes\.pdf: not valid/);
+  });
+
+  test("annotate a folder of templates with one fields file; a newer fields file makes them out of date", async () => {
+    const templates = join(scratch, "templates");
+    mkdirSync(join(templates, "sub"), { recursive: true });
+    writeFileSync(join(templates, "a.docx"), contractTemplate());
+    writeFileSync(join(templates, "sub", "b.docx"), contractTemplate());
+    const fields = join(scratch, "fields.json");
+    writeFileSync(fields, JSON.stringify([{ id: "customer", type: "text", value: "Grace Hopper" }, { group: "place", type: "text", value: "Arlington" }]));
+    const out = join(scratch, "filled");
+    const args = ["annotate", templates, "--fields", fields, "--to", "pdf", "--out", out];
+    const run = await docservice(args, env);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(filesUnder(out), ["a.filled.pdf", "sub/b.filled.pdf"]);
+    const text = await pdfText(join(out, "sub/b.filled.pdf"));
+    assert.match(text, /Grace Hopper/);
+    assert.match(text, /Arlington/);
+
+    assert.match((await docservice(args, env)).stderr, /2 file\(s\) already up to date, skipped/);
+    const later = new Date(Date.now() + 5000);
+    utimesSync(fields, later, later);
+    assert.match((await docservice(args, env)).stderr, /2 done, 0 failed, 0 skipped/);
+
+    writeFileSync(fields, "[{ not json");
+    const broken = await docservice(args, env);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /docservice: --fields .*fields\.json: /);
   });
 
   test("on a terminal, a progress bar with rate and ETA", async () => {
