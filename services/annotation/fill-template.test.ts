@@ -63,6 +63,17 @@ describe("fillTemplate", () => {
     assert.match(sized["word/document.xml"], /<wp:extent cx="1428750" cy="476250"\/>.*<a:ext cx="1428750" cy="476250"\/>/s);
   });
 
+  test("a signature drawn from the name: a PNG as wide as the name, with its labels, fitted in the control", () => {
+    const short = filled([field({ id: "signature", type: "signature", signerName: "Al" })]);
+    const long = filled([field({ id: "signature", type: "signature", signerName: "Ada Augusta King, Countess of Lovelace", topLabel: "Signed by", bottomLabel: "2026-11-25" })]);
+    const size = (parts: Record<string, string>) => {
+      const [, cx, cy] = /<wp:extent cx="(\d+)" cy="(\d+)"\/>/.exec(parts["word/document.xml"])!.map(Number);
+      return { bytes: Number(parts["word/media/annotated-1.png"].slice(4)), ratio: cx / cy };
+    };
+    assert.ok(size(long).ratio > 2 * size(short).ratio, "the longer name is not drawn wider");
+    assert.ok(size(long).bytes > size(short).bytes);
+  });
+
   test("a table grows by the rows: copies of its last row's style, or plain rows", () => {
     const styled = filled([field({ id: "items", type: "table", rows: [{ cells: ["apples", "12"] }, { cells: ["pears"] }], copyRowStyle: true })])["word/document.xml"];
     assert.equal((styled.match(/<w:tr>/g) ?? []).length, 4);
@@ -91,8 +102,13 @@ describe("fillTemplate", () => {
     const wide = rejection([field({ id: "items", type: "table", rows: [{ cells: ["a", "b", "c"] }] })]);
     assert.match(wide.details![0].issue, /row 0 has 3 cells, and the table .* has 2 columns/);
 
-    const malformed = rejection([field({ type: "text", value: "x" }), field({ id: "a", group: "b", type: "colour" })]);
+    const malformed = rejection([
+      field({ type: "text", value: "x" }),
+      field({ id: "a", group: "b", type: "colour" }),
+      field({ id: "signature", type: "signature", value: "x", signerName: "Ada" }),
+      field({ id: "customer", type: "text", value: "x", topLabel: "Signed by" }),
+    ]);
     assert.equal(malformed.code, "VALIDATION_ERROR");
-    assert.deepEqual(malformed.details?.map((d) => d.field), ["fields[0]", "fields[1]", "fields[1].type"]);
+    assert.deepEqual(malformed.details?.map((d) => d.field), ["fields[0]", "fields[1]", "fields[1].type", "fields[2].value", "fields[3].options"]);
   });
 });

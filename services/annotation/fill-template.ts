@@ -6,6 +6,7 @@ import { fillImage } from "./fill-image.js";
 import { fillTable } from "./fill-table.js";
 import { fillText } from "./fill-text.js";
 import { decodeImage, type ImageValue } from "./image-value.js";
+import { signatureImage } from "./signature-image.js";
 
 const TYPES = ["text", "image", "signature", "table"];
 
@@ -31,7 +32,9 @@ export function fillTemplate(docx: DocxPackage, fields: AnnotationField[]): void
     const misfit = matched.map((control) => misfitOf(field.type, control)).find(Boolean);
     if (misfit) return templateIssues.push({ field: `${at}.type`, issue: misfit });
     let image: ImageValue | undefined;
-    if (field.type === "image" || field.type === "signature") {
+    if (field.type === "signature" && field.signerName) {
+      image = signatureImage(field.signerName, { top: field.topLabel, bottom: field.bottomLabel });
+    } else if (field.type === "image" || field.type === "signature") {
       const decoded = decodeImage(field.value);
       if (typeof decoded === "string") return templateIssues.push({ field: `${at}.value`, issue: decoded });
       image = decoded;
@@ -64,7 +67,13 @@ function shapeIssues(field: AnnotationField, at: string): FieldIssue[] {
   if (Boolean(field.id) === Boolean(field.group)) issues.push({ field: at, issue: "must have exactly one of id and group" });
   if (!TYPES.includes(field.type)) issues.push({ field: `${at}.type`, issue: `must be one of ${TYPES.join(", ")}` });
   if (field.type === "table" && field.rows.length === 0) issues.push({ field: `${at}.value`, issue: "must be an array of rows (arrays of strings) for a table" });
-  if ((field.type === "image" || field.type === "signature") && !field.value) issues.push({ field: `${at}.value`, issue: "must be the image, a data URI or base64 PNG or JPEG" });
+  if (field.type === "image" && !field.value) issues.push({ field: `${at}.value`, issue: "must be the image, a data URI or base64 PNG or JPEG" });
+  if (field.type === "signature" && Boolean(field.value) === Boolean(field.signerName)) {
+    issues.push({ field: `${at}.value`, issue: "a signature needs exactly one of value (its image) and options.signerName (to draw one)" });
+  }
+  if (field.type !== "signature" && (field.signerName || field.topLabel || field.bottomLabel)) {
+    issues.push({ field: `${at}.options`, issue: "signerName, topLabel and bottomLabel are for signature fields" });
+  }
   if ((field.width > 0) !== (field.height > 0)) issues.push({ field: `${at}.options.dimensions`, issue: "must have both width and height" });
   return issues;
 }

@@ -11,15 +11,20 @@ import { queryValue, type Route } from "./route.js";
 const BODY_OVERHEAD_BYTES = 32 * 1024 * 1024;
 const MAX_VALUE_CHARS = 16 * 1024 * 1024;
 
+const label = z.string({ error: "must be a string" }).min(1, "must not be empty").max(200, "must be at most 200 characters").optional();
+
 const fieldSchema = z
   .strictObject(
     {
       id: z.string({ error: "must be a string" }).min(1, "must not be empty").max(255, "must be at most 255 characters").optional().meta({ description: "The tag (w:tag) of the one content control to fill." }),
       group: z.string({ error: "must be a string" }).min(1, "must not be empty").max(255, "must be at most 255 characters").optional().meta({ description: "The title (w:alias) of every content control to fill." }),
       type: z.enum(["text", "image", "signature", "table"], { error: "must be one of text, image, signature, table" }),
-      value: z.union([z.string().max(MAX_VALUE_CHARS, `must be at most ${MAX_VALUE_CHARS} characters`), z.array(z.array(z.string().max(10_000)).max(64)).min(1).max(10_000)], {
-        error: "must be a string, or for a table an array of rows (arrays of strings)",
-      }).meta({ description: "Text; an image as a data URI or base64 PNG or JPEG (image, signature); rows of cells' text (table)." }),
+      value: z
+        .union([z.string().max(MAX_VALUE_CHARS, `must be at most ${MAX_VALUE_CHARS} characters`), z.array(z.array(z.string().max(10_000)).max(64)).min(1).max(10_000)], {
+          error: "must be a string, or for a table an array of rows (arrays of strings)",
+        })
+        .optional()
+        .meta({ description: "Text; an image as a data URI or base64 PNG or JPEG (image, signature); rows of cells' text (table). A signature may have options.signerName instead." }),
       options: z
         .strictObject(
           {
@@ -29,6 +34,9 @@ const fieldSchema = z
               .strictObject({ width: z.number().int().min(1).max(10_000), height: z.number().int().min(1).max(10_000) }, { error: "must be {width, height}" })
               .optional()
               .meta({ description: "Image: its box in pixels (96 per inch); without it, fitted in the control's box." }),
+            signerName: label.meta({ description: "Signature without a value: a signature image is drawn of this name." }),
+            topLabel: label.meta({ description: "Drawn signature: a line above the name, e.g. \"Signed by\"." }),
+            bottomLabel: label.meta({ description: "Drawn signature: a line below the name, e.g. the date." }),
           },
           { error: "must be an object" },
         )
@@ -37,7 +45,11 @@ const fieldSchema = z
     { error: "must be an object" },
   )
   .refine((field) => (field.id === undefined) !== (field.group === undefined), "must have exactly one of id and group")
-  .refine((field) => (field.type === "table") === Array.isArray(field.value), { message: "must be an array of rows for a table, and a string otherwise", path: ["value"] });
+  .refine((field) => field.value === undefined || (field.type === "table") === Array.isArray(field.value), { message: "must be an array of rows for a table, and a string otherwise", path: ["value"] })
+  .refine((field) => field.value !== undefined || (field.type === "signature" && field.options?.signerName !== undefined), {
+    message: "is required (a signature may have options.signerName instead)",
+    path: ["value"],
+  });
 
 const annotateSchema = z.strictObject(
   { document: documentSchema, fields: z.array(fieldSchema, { error: "must be an array" }).min(1, "must have at least one field").max(1000, "must have at most 1000 fields") },
@@ -92,6 +104,9 @@ function toAnnotateRequest(parsed: ParsedBody<AnnotateJson>, toPdf: boolean): An
       copyRowStyle: field.options?.copyRowStyle ?? false,
       width: field.options?.dimensions?.width ?? 0,
       height: field.options?.dimensions?.height ?? 0,
+      signerName: field.options?.signerName ?? "",
+      topLabel: field.options?.topLabel ?? "",
+      bottomLabel: field.options?.bottomLabel ?? "",
     }),
   );
   return { document: documentSource(parsed), fields, toPdf };

@@ -83,6 +83,20 @@ describe("POST /v1/annotate", () => {
     assert.equal(verified.body.valid, true, verified.body.reason);
   });
 
+  test("a signature drawn from the signer's name, with labels: an image in the PDF, wider than tall", async () => {
+    const result = await annotate(
+      {
+        document: { base64: contract.toString("base64") },
+        fields: [{ id: "signature", type: "signature", options: { signerName: "Jane Doe", topLabel: "Signed by", bottomLabel: "2026-11-25" } }],
+      },
+      "pdf",
+    );
+    assert.equal(result.status, 200, JSON.stringify(result.body));
+    const { images } = await pdfFacts(Buffer.from(result.body.document.base64, "base64"), "drawn.pdf");
+    const [width, height] = /\n\s*1\s+\d+\s+image\s+(\d+)\s+(\d+)\s/.exec(images)!.slice(1).map(Number);
+    assert.ok(width > height && width > 100, images);
+  });
+
   test("nothing is half-filled: every field that does not fit the template is a 422 naming it", async () => {
     const result = await annotate({
       document: { base64: contract.toString("base64") },

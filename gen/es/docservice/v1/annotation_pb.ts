@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docservice/v1/annotation.proto.
  */
 export const file_docservice_v1_annotation: GenFile = /*@__PURE__*/
-  fileDesc("Ch5kb2NzZXJ2aWNlL3YxL2Fubm90YXRpb24ucHJvdG8SDWRvY3NlcnZpY2UudjEiggEKD0Fubm90YXRlUmVxdWVzdBIvCghkb2N1bWVudBgBIAEoCzIdLmRvY3NlcnZpY2UudjEuRG9jdW1lbnRTb3VyY2USLgoGZmllbGRzGAIgAygLMh4uZG9jc2VydmljZS52MS5Bbm5vdGF0aW9uRmllbGQSDgoGdG9fcGRmGAMgASgIItABCg9Bbm5vdGF0aW9uRmllbGQSCgoCaWQYASABKAkSDQoFZ3JvdXAYAiABKAkSDAoEdHlwZRgDIAEoCRINCgV2YWx1ZRgEIAEoCRIvCgRyb3dzGAUgAygLMiEuZG9jc2VydmljZS52MS5Bbm5vdGF0aW9uVGFibGVSb3cSHQoVa2VlcF90ZXh0X25vZGVfc3R5bGVzGAYgASgIEhYKDmNvcHlfcm93X3N0eWxlGAcgASgIEg0KBXdpZHRoGAggASgFEg4KBmhlaWdodBgJIAEoBSIjChJBbm5vdGF0aW9uVGFibGVSb3cSDQoFY2VsbHMYASADKAkiOgoQQW5ub3RhdGVSZXNwb25zZRIQCghkb2N1bWVudBgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkyYAoRQW5ub3RhdGlvblNlcnZpY2USSwoIQW5ub3RhdGUSHi5kb2NzZXJ2aWNlLnYxLkFubm90YXRlUmVxdWVzdBofLmRvY3NlcnZpY2UudjEuQW5ub3RhdGVSZXNwb25zZWIGcHJvdG8z", [file_docservice_v1_signing]);
+  fileDesc("Ch5kb2NzZXJ2aWNlL3YxL2Fubm90YXRpb24ucHJvdG8SDWRvY3NlcnZpY2UudjEiggEKD0Fubm90YXRlUmVxdWVzdBIvCghkb2N1bWVudBgBIAEoCzIdLmRvY3NlcnZpY2UudjEuRG9jdW1lbnRTb3VyY2USLgoGZmllbGRzGAIgAygLMh4uZG9jc2VydmljZS52MS5Bbm5vdGF0aW9uRmllbGQSDgoGdG9fcGRmGAMgASgIIo4CCg9Bbm5vdGF0aW9uRmllbGQSCgoCaWQYASABKAkSDQoFZ3JvdXAYAiABKAkSDAoEdHlwZRgDIAEoCRINCgV2YWx1ZRgEIAEoCRIvCgRyb3dzGAUgAygLMiEuZG9jc2VydmljZS52MS5Bbm5vdGF0aW9uVGFibGVSb3cSHQoVa2VlcF90ZXh0X25vZGVfc3R5bGVzGAYgASgIEhYKDmNvcHlfcm93X3N0eWxlGAcgASgIEg0KBXdpZHRoGAggASgFEg4KBmhlaWdodBgJIAEoBRITCgtzaWduZXJfbmFtZRgKIAEoCRIRCgl0b3BfbGFiZWwYCyABKAkSFAoMYm90dG9tX2xhYmVsGAwgASgJIiMKEkFubm90YXRpb25UYWJsZVJvdxINCgVjZWxscxgBIAMoCSI6ChBBbm5vdGF0ZVJlc3BvbnNlEhAKCGRvY3VtZW50GAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCTJgChFBbm5vdGF0aW9uU2VydmljZRJLCghBbm5vdGF0ZRIeLmRvY3NlcnZpY2UudjEuQW5ub3RhdGVSZXF1ZXN0Gh8uZG9jc2VydmljZS52MS5Bbm5vdGF0ZVJlc3BvbnNlYgZwcm90bzM", [file_docservice_v1_signing]);
 
 /**
  * A template and what to put in it.
@@ -78,7 +78,7 @@ export type AnnotationField = Message<"docservice.v1.AnnotationField"> & {
 
   /**
    * The text of a text field; the image (a data URI or base64 PNG or JPEG) of
-   * an image or signature field.
+   * an image or signature field (a signature may have signer_name instead).
    *
    * @generated from field: string value = 4;
    */
@@ -118,6 +118,27 @@ export type AnnotationField = Message<"docservice.v1.AnnotationField"> & {
    * @generated from field: int32 height = 9;
    */
   height: number;
+
+  /**
+   * A signature field without an image: one is drawn of this name.
+   *
+   * @generated from field: string signer_name = 10;
+   */
+  signerName: string;
+
+  /**
+   * Above the drawn name, e.g. "Signed by".
+   *
+   * @generated from field: string top_label = 11;
+   */
+  topLabel: string;
+
+  /**
+   * Below the drawn name, e.g. the date.
+   *
+   * @generated from field: string bottom_label = 12;
+   */
+  bottomLabel: string;
 };
 
 /**

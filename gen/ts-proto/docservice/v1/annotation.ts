@@ -46,7 +46,7 @@ export interface AnnotationField {
   type: string;
   /**
    * The text of a text field; the image (a data URI or base64 PNG or JPEG) of
-   * an image or signature field.
+   * an image or signature field (a signature may have signer_name instead).
    */
   value: string;
   /** The rows to append, for a table field. */
@@ -59,6 +59,12 @@ export interface AnnotationField {
   width: number;
   /** Height of an image in pixels; with width. */
   height: number;
+  /** A signature field without an image: one is drawn of this name. */
+  signerName: string;
+  /** Above the drawn name, e.g. "Signed by". */
+  topLabel: string;
+  /** Below the drawn name, e.g. the date. */
+  bottomLabel: string;
 }
 
 /** One table row: its cells' text, left to right. */
@@ -195,6 +201,9 @@ function createBaseAnnotationField(): AnnotationField {
     copyRowStyle: false,
     width: 0,
     height: 0,
+    signerName: "",
+    topLabel: "",
+    bottomLabel: "",
   };
 }
 
@@ -226,6 +235,15 @@ export const AnnotationField: MessageFns<AnnotationField> = {
     }
     if (message.height !== 0) {
       writer.uint32(72).int32(message.height);
+    }
+    if (message.signerName !== "") {
+      writer.uint32(82).string(message.signerName);
+    }
+    if (message.topLabel !== "") {
+      writer.uint32(90).string(message.topLabel);
+    }
+    if (message.bottomLabel !== "") {
+      writer.uint32(98).string(message.bottomLabel);
     }
     return writer;
   },
@@ -315,6 +333,30 @@ export const AnnotationField: MessageFns<AnnotationField> = {
             message.height = reader.int32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.signerName = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.topLabel = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.bottomLabel = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -346,6 +388,21 @@ export const AnnotationField: MessageFns<AnnotationField> = {
         : false,
       width: isSet(object.width) ? globalThis.Number(object.width) : 0,
       height: isSet(object.height) ? globalThis.Number(object.height) : 0,
+      signerName: isSet(object.signerName)
+        ? globalThis.String(object.signerName)
+        : isSet(object.signer_name)
+        ? globalThis.String(object.signer_name)
+        : "",
+      topLabel: isSet(object.topLabel)
+        ? globalThis.String(object.topLabel)
+        : isSet(object.top_label)
+        ? globalThis.String(object.top_label)
+        : "",
+      bottomLabel: isSet(object.bottomLabel)
+        ? globalThis.String(object.bottomLabel)
+        : isSet(object.bottom_label)
+        ? globalThis.String(object.bottom_label)
+        : "",
     };
   },
 
@@ -378,6 +435,15 @@ export const AnnotationField: MessageFns<AnnotationField> = {
     if (message.height !== 0) {
       obj.height = Math.round(message.height);
     }
+    if (message.signerName !== "") {
+      obj.signerName = message.signerName;
+    }
+    if (message.topLabel !== "") {
+      obj.topLabel = message.topLabel;
+    }
+    if (message.bottomLabel !== "") {
+      obj.bottomLabel = message.bottomLabel;
+    }
     return obj;
   },
 
@@ -395,6 +461,9 @@ export const AnnotationField: MessageFns<AnnotationField> = {
     message.copyRowStyle = object.copyRowStyle ?? false;
     message.width = object.width ?? 0;
     message.height = object.height ?? 0;
+    message.signerName = object.signerName ?? "";
+    message.topLabel = object.topLabel ?? "";
+    message.bottomLabel = object.bottomLabel ?? "";
     return message;
   },
 };
