@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { strFromU8, unzipSync } from "fflate";
 import { AnnotationField } from "../../gen/ts-proto/docservice/v1/annotation.js";
-import { contractTemplate, solidPng } from "../../test/support/docx-templates.js";
+import { contractTemplate, inlineText, paragraph, plainTable, solidPng, templateDocx } from "../../test/support/docx-templates.js";
 import { ServiceError } from "../core/errors.js";
 import { DocxPackage } from "./docx-package.js";
 import { fillTemplate } from "./fill-template.js";
@@ -42,6 +42,19 @@ describe("fillTemplate", () => {
     assert.match(body, /Zürich &amp; &lt;Basel&gt;/);
     assert.match(parts["word/header1.xml"], /Zürich &amp; &lt;Basel&gt;/);
     assert.equal((body.match(/showingPlcHdr/g) ?? []).length, 2, "the picture and table controls, not filled, keep theirs");
+  });
+
+  test("controls inside table cells and in the footer fill too", () => {
+    const docx = DocxPackage.open(
+      templateDocx(plainTable(paragraph("Total: ", inlineText("total", "0", 1)), paragraph(inlineText("", "when", 2, "date"))), {
+        footer: paragraph("Page footer, ", inlineText("", "when", 3, "date")),
+      }),
+    );
+    fillTemplate(docx, [field({ id: "total", type: "text", value: "1,350" }), field({ group: "date", type: "text", value: "25 November 2026" })]);
+    const parts = unzipSync(new Uint8Array(docx.toBuffer()));
+    const body = strFromU8(parts["word/document.xml"]);
+    assert.match(body, /<w:tc>.*Total: .*1,350.*<\/w:tc><w:tc>.*25 November 2026.*<\/w:tc>/s);
+    assert.match(strFromU8(parts["word/footer1.xml"]), /Page footer, .*25 November 2026/s);
   });
 
   test("keepTextNodeStyles keeps the template run's style without its placeholder style", () => {

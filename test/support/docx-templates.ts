@@ -60,30 +60,36 @@ export const checkbox = (tag: string, id: number) =>
   `<w:sdt><w:sdtPr><w:tag w:val="${tag}"/><w:id w:val="${id}"/><w14:checkbox><w14:checked w14:val="0"/></w14:checkbox></w:sdtPr><w:sdtContent>${run("☐")}</w:sdtContent></w:sdt>`;
 
 /** A paragraph of plain text (in runs) and controls. */
+/** A one-row table whose cells hold `cells` (text and controls). */
+export const plainTable = (...cells: string[]) =>
+  `<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr><w:tblGrid>${cells.map(() => '<w:gridCol w:w="3000"/>').join("")}</w:tblGrid><w:tr>${cells.map((cell) => `<w:tc><w:tcPr><w:tcW w:w="3000" w:type="dxa"/></w:tcPr>${cell}</w:tc>`).join("")}</w:tr></w:tbl>`;
+
 export const paragraph = (...parts: string[]) => `<w:p>${parts.map((part) => (part.startsWith("<") ? part : run(part))).join("")}</w:p>`;
 
 /**
  * A DOCX of `body` (WordprocessingML of w:body) and, when given, a default
  * header; `images` are media parts the body and header refer to as rIdImage1….
  */
-export function templateDocx(body: string, options: { header?: string; images?: Buffer[] } = {}): Buffer {
+export function templateDocx(body: string, options: { header?: string; footer?: string; images?: Buffer[] } = {}): Buffer {
   const images = options.images ?? [];
   const imageRels = images.map((_, i) => `<Relationship Id="rIdImage${i + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="media/image${i + 1}.png"/>`).join("");
   const headerRel = options.header ? '<Relationship Id="rIdHeader1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/header" Target="header1.xml"/>' : "";
-  const sectPr = `<w:sectPr>${options.header ? '<w:headerReference w:type="default" r:id="rIdHeader1"/>' : ""}<w:pgSz w:w="11906" w:h="16838"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" w:header="708" w:footer="708" w:gutter="0"/></w:sectPr>`;
+  const footerRel = options.footer ? '<Relationship Id="rIdFooter1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/footer" Target="footer1.xml"/>' : "";
+  const sectPr = `<w:sectPr>${options.header ? '<w:headerReference w:type="default" r:id="rIdHeader1"/>' : ""}${options.footer ? '<w:footerReference w:type="default" r:id="rIdFooter1"/>' : ""}<w:pgSz w:w="11906" w:h="16838"/><w:pgMar w:top="1440" w:right="1440" w:bottom="1440" w:left="1440" w:header="708" w:footer="708" w:gutter="0"/></w:sectPr>`;
   const parts: Record<string, Uint8Array> = {
     "[Content_Types].xml": strToU8(
-      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>${options.header ? '<Override PartName="/word/header1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"/>' : ""}</Types>`,
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>${options.header ? '<Override PartName="/word/header1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"/>' : ""}${options.footer ? '<Override PartName="/word/footer1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.footer+xml"/>' : ""}</Types>`,
     ),
     "_rels/.rels": strToU8(
       '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
     ),
     "word/document.xml": strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document ${NAMESPACES}><w:body>${body}${sectPr}</w:body></w:document>`),
     "word/_rels/document.xml.rels": strToU8(
-      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${imageRels}${headerRel}</Relationships>`,
+      `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${imageRels}${headerRel}${footerRel}</Relationships>`,
     ),
   };
   if (options.header) parts["word/header1.xml"] = strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:hdr ${NAMESPACES}>${options.header}</w:hdr>`);
+  if (options.footer) parts["word/footer1.xml"] = strToU8(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:ftr ${NAMESPACES}>${options.footer}</w:ftr>`);
   images.forEach((image, i) => (parts[`word/media/image${i + 1}.png`] = new Uint8Array(image)));
   return Buffer.from(zipSync(parts));
 }
