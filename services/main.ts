@@ -18,6 +18,7 @@ import { createLogger, type Logger } from "./core/logger.js";
 import { AnnotationServiceService } from "../gen/ts-proto/docservice/v1/annotation.js";
 import type { AnnotationApi } from "./annotation/annotation-service.js";
 import { ANNOTATION_SERVICE_NAME, provisionAnnotation } from "./annotation/provision.js";
+import { stopAll, type Stop } from "./core/shutdown.js";
 import { startGateway } from "./gateway/gateway.js";
 import { failRequestsOnUncaughtErrors } from "./gateway/request-scope.js";
 import { keyServiceBridge, KEY_SERVICE_NAME } from "./keys/bridge.js";
@@ -40,7 +41,8 @@ import type { TelemetryApi } from "./telemetry/telemetry-service.js";
 const ROLES = ["all", "gateway", "keys", "conversion", "signing", "telemetry", "aggregator"] as const;
 type Role = (typeof ROLES)[number];
 
-type Stop = () => Promise<void>;
+/** Beyond SHUTDOWN_TIMEOUT_MS (in-flight requests), for closing threads, clients and stores. */
+const SHUTDOWN_CLEANUP_MS = 20_000;
 
 interface Backends {
   keys: KeyServiceApi;
@@ -211,9 +213,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    for (const stop of stops) await stop();
+    const inTime = await stopAll(stops, config.shutdownTimeoutMs + SHUTDOWN_CLEANUP_MS, logger);
     logger.info("stopped");
-    process.exit(0);
+    process.exit(inTime ? 0 : 1);
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
