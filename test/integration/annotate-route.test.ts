@@ -5,6 +5,8 @@
 // and every kind of bad request.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -30,14 +32,24 @@ const fields = [
 describe("POST /v1/annotate", () => {
   let platform: Platform;
   let scratch: string;
+  let templates: Server;
+  let templatesHost: string;
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), "docservice-annotate-"));
-    platform = await startPlatform({ CONVERSION_POOL_SIZE: "1" });
+    // the template served over HTTP on loopback, which DOCUMENT_FETCH_ALLOW_HOSTS lets document.url reach
+    templates = createServer((request, response) => {
+      if (request.url === "/contract.docx") response.writeHead(200, { "Content-Type": "application/octet-stream" }).end(contract);
+      else response.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => templates.listen(0, "127.0.0.1", resolve));
+    templatesHost = `127.0.0.1:${(templates.address() as AddressInfo).port}`;
+    platform = await startPlatform({ CONVERSION_POOL_SIZE: "1", DOCUMENT_FETCH_ALLOW_HOSTS: templatesHost });
   });
 
   after(async () => {
     await platform?.stop();
+    templates?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 
@@ -95,6 +107,17 @@ describe("POST /v1/annotate", () => {
     const { images } = await pdfFacts(Buffer.from(result.body.document.base64, "base64"), "drawn.pdf");
     const [width, height] = /\n\s*1\s+\d+\s+image\s+(\d+)\s+(\d+)\s/.exec(images)!.slice(1).map(Number);
     assert.ok(width > height && width > 100, images);
+  });
+
+  test("a template by URL: fetched under the SSRF rules; a missing one and a metadata address are 422s", async () => {
+    const fetched = await annotate({ document: { url: `http://${templatesHost}/contract.docx` }, fields: [{ id: "customer", type: "text", value: "By URL" }] });
+    assert.equal(fetched.status, 200, JSON.stringify(fetched.body));
+    assert.equal(fetched.body.document.contentType, DOCX_TYPE);
+    const missing = await annotate({ document: { url: `http://${templatesHost}/nothing.docx` }, fields: [{ id: "customer", type: "text", value: "x" }] });
+    assert.equal(missing.status, 422, JSON.stringify(missing.body));
+    assert.match(missing.body.message, /document URL.*404/);
+    const metadata = await annotate({ document: { url: "http://169.254.169.254/latest/meta-data" }, fields: [{ id: "customer", type: "text", value: "x" }] });
+    assert.equal(metadata.status, 422, JSON.stringify(metadata.body));
   });
 
   test("nothing is half-filled: every field that does not fit the template is a 422 naming it", async () => {
