@@ -28,7 +28,8 @@ export class DocxPackage {
     if (cached) return cached;
     const bytes = this.parts[name];
     if (!bytes) return undefined;
-    const document = new DOMParser().parseFromString(strFromU8(bytes), "text/xml");
+    // xmldom prints what it recovers from to the console; a fatal error still throws (the caller's 422)
+    const document = new DOMParser({ onError: () => {} }).parseFromString(strFromU8(bytes), "text/xml");
     this.parsed.set(name, document);
     return document;
   }
