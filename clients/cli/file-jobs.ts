@@ -60,8 +60,8 @@ export function planJobs(inputs: string[], options: PlanOptions): JobPlan {
     byOutput.set(job.output, job);
   }
   const newestShared = Math.max(0, ...(options.alsoReads ?? []).map((path) => statSync(path).mtimeMs));
-  const upToDate = options.force ? [] : jobs.filter((job) => isUpToDate(job, newestShared));
-  return { pending: jobs.filter((job) => !upToDate.includes(job)), upToDate };
+  const upToDate = new Set(options.force ? [] : jobs.filter((job) => isUpToDate(job, newestShared)));
+  return { pending: jobs.filter((job) => !upToDate.has(job)), upToDate: [...upToDate] };
 }
 
 /** "Q3 report.docx" → "Q3 report" + suffix. */

@@ -1,10 +1,9 @@
 import type { AnnotateRequest, AnnotateResponse, AnnotationServiceService } from "../../gen/ts-proto/docservice/v1/annotation.js";
-import type { DocumentSource } from "../../gen/ts-proto/docservice/v1/signing.js";
 import type { ConversionApi, ConversionLimits } from "../conversion/conversion-service.js";
 import { DOCX_CONTENT_TYPE } from "../conversion/convert-target.js";
 import { checkDocument } from "../conversion/document-check.js";
 import { formatByName } from "../conversion/source-format.js";
-import { fetchDocument, type FetchDocumentOptions } from "../core/document-fetcher.js";
+import { documentBytes, type FetchDocumentOptions } from "../core/document-fetcher.js";
 import { ServiceError, validationError } from "../core/errors.js";
 import type { UnaryApi } from "../core/unary-api.js";
 import { DocxPackage } from "./docx-package.js";
@@ -26,7 +25,7 @@ export class AnnotationService implements AnnotationApi {
 
   async annotate(request: AnnotateRequest): Promise<AnnotateResponse> {
     if (request.fields.length === 0) throw validationError([{ field: "fields", issue: "must have at least one field" }]);
-    const template = await this.template(request.document);
+    const template = await documentBytes(request.document, { ...this.deps.fetch, maxBytes: this.deps.limits.maxDocumentBytes });
     await checkDocument(template, DOCX, this.deps.limits);
     const docx = openTemplate(template);
     fillTemplate(docx, request.fields);
@@ -34,14 +33,6 @@ export class AnnotationService implements AnnotationApi {
     if (!request.toPdf) return { document: filled, contentType: DOCX_CONTENT_TYPE };
     const converted = await this.deps.conversion.convert({ document: filled, format: DOCX, filename: "document.docx" });
     return { document: converted.bytes, contentType: converted.contentType };
-  }
-
-  private async template(source: DocumentSource | undefined): Promise<Buffer> {
-    const maxBytes = this.deps.limits.maxDocumentBytes;
-    if (source?.url !== undefined) return fetchDocument(source.url, { ...this.deps.fetch, maxBytes });
-    if (!source?.content?.length) throw validationError([{ field: "document", issue: "is required" }]);
-    if (source.content.length > maxBytes) throw new ServiceError("PAYLOAD_TOO_LARGE", `The document is larger than ${maxBytes} bytes.`);
-    return Buffer.from(source.content);
   }
 }
 

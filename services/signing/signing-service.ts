@@ -21,7 +21,7 @@ import type { ConversionApi } from "../conversion/conversion-service.js";
 import { formatByName } from "../conversion/source-format.js";
 import { auditEventTypeName, SIGNATURE_LEVELS, type AuditEvent, type AuditEventType, type SignatureLevel, type Signer } from "./model.js";
 import { describeCertificate } from "./keys/certificate-description.js";
-import { fetchDocument, type FetchDocumentOptions } from "../core/document-fetcher.js";
+import { documentBytes, type FetchDocumentOptions } from "../core/document-fetcher.js";
 import { auditTrailSchema, eventIdSchema, levelSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
@@ -170,15 +170,9 @@ export class SigningService implements SigningApi {
     };
   }
 
-  private async documentBytes(source: DocumentSource | undefined): Promise<Buffer> {
+  private documentBytes(source: DocumentSource | undefined): Promise<Buffer> {
     const { maxDocumentBytes, fetch } = this.deps.settings;
-    if (source?.url !== undefined) return fetchDocument(source.url, { ...fetch, maxBytes: maxDocumentBytes });
-    const content = source?.content;
-    if (!content || content.length === 0) throw validationError([{ field: "document", issue: "must have exactly one of base64 or url" }]);
-    if (content.length > maxDocumentBytes) {
-      throw new ServiceError("PAYLOAD_TOO_LARGE", `The document is larger than ${maxDocumentBytes} bytes.`);
-    }
-    return content;
+    return documentBytes(source, { ...fetch, maxBytes: maxDocumentBytes });
   }
 
   /** A PDF as it is; a DOCX converted; anything else refused. */
