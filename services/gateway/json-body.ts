@@ -17,9 +17,20 @@ interface BodySink<T> {
  * as it passes the limit (the rest is drained, then the 413 is sent).
  */
 export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  const text = await readBody(request, maxBytes, { write: (chunk) => chunks.push(chunk), end: () => (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)) });
-  return parseJson(text);
+  return parseJson(await readBody(request, maxBytes, new WholeBody()));
+}
+
+/** The body's bytes, kept whole. */
+class WholeBody implements BodySink<Buffer> {
+  private readonly chunks: Buffer[] = [];
+
+  write(chunk: Buffer): void {
+    this.chunks.push(chunk);
+  }
+
+  end(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+  }
 }
 
 export interface JsonWithBytes {
@@ -84,31 +95,29 @@ function readBody<T>(request: IncomingMessage, maxBytes: number, sink: BodySink<
   }
   if (Number(request.headers["content-length"] ?? 0) > maxBytes) return Promise.reject(tooLarge(maxBytes));
 
+  // Listeners are written inline, not named: this runs for every request, and the TypeScript loader names each named function it creates (a defineProperty apiece).
   return new Promise((resolve, reject) => {
     let received = 0;
-    const stop = (error: Error) => {
-      request.off("data", onData);
-      request.off("end", onEnd);
-      drainThen(request, () => reject(error));
-    };
-    const onData = (chunk: Buffer) => {
+    let refused = false;
+    request.on("data", (chunk: Buffer) => {
+      if (refused) return;
       received += chunk.length;
-      if (received > maxBytes) return stop(tooLarge(maxBytes));
       try {
+        if (received > maxBytes) throw tooLarge(maxBytes);
         sink.write(chunk);
       } catch (error) {
-        stop(error as Error);
+        refused = true;
+        drainThen(request, () => reject(error as Error));
       }
-    };
-    const onEnd = () => {
+    });
+    request.on("end", () => {
+      if (refused) return;
       try {
         resolve(sink.end());
       } catch (error) {
         reject(error as Error);
       }
-    };
-    request.on("data", onData);
-    request.on("end", onEnd);
+    });
     request.on("close", () => {
       if (!request.complete) reject(new ServiceError("VALIDATION_ERROR", "The request body was cut off.", { details: [{ field: "body", issue: "was cut off" }] }));
     });
