@@ -49,3 +49,18 @@ test("every problem is named by its path in the JSON", () => {
   assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentId: "x".repeat(129) }] }).map((i) => i.field), ["events[0].documentId"]);
   assert.deepEqual(issues({ libraryVersion: "1", metadata: { pad: "x".repeat(300) }, events: [event] }), [{ field: "metadata", issue: "must be at most 200 bytes as JSON" }]);
 });
+
+test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000, 2024-2028 and 2100, judged as the calendar does", () => {
+  for (const year of [1900, 2000, 2024, 2025, 2026, 2027, 2028, 2100]) {
+    for (let month = 1; month <= 12; month++) {
+      for (let day = 1; day <= 31; day++) {
+        const date = `${year}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
+        const real = new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+        const body = { libraryVersion: "1", events: [{ ...event, timestamp: `${date}T09:30:00.000Z` }] };
+        const refused = !real && issues(body).some((issue) => issue.issue === "is not a real calendar date");
+        if (real) parseCollectRequest(body, limits);
+        assert.equal(refused, !real, date);
+      }
+    }
+  }
+});

@@ -99,12 +99,14 @@ export function parseCollectRequest(body: unknown, limits: { metadataMaxBytes: n
   return body;
 }
 
-/** Whether the YYYY-MM-DD at the start of `text` is a day that exists (no February 30). */
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether the YYYY-MM-DD at the start of `text` (month 01-12 and day 01-31, as the pattern checked) is a day that exists (no February 30). */
 function isCalendarDate(text: string): boolean {
-  const [year, month, day] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return Number(text.slice(8, 10)) <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]);
 }
 
 /** "/events/0/timestamp" → "events[0].timestamp"; the whole body is "body". */
