@@ -3,6 +3,7 @@ import { extname } from "node:path";
 import { Option, type Command } from "commander";
 import { addFileCommand, type FileCommandFlags } from "./file-command.js";
 import { replaceExtension, writeOutput } from "./file-jobs.js";
+import { SignClaims } from "./sign-claim.js";
 
 const SIGNED = ".signed.pdf";
 
@@ -28,15 +29,19 @@ export function addSignCommand(program: Command): void {
     accepts: (name) => [".pdf", ".docx"].includes(extname(name).toLowerCase()) && !name.toLowerCase().endsWith(SIGNED),
     outputName: (name) => replaceExtension(name, SIGNED),
     async run(client, job, flags) {
+      const document = await readFile(job.input);
+      const options = { signer: { name: flags.signerName, email: flags.signerEmail }, certificate: { enabled: flags.certificatePage }, ...(flags.level ? { level: flags.level } : {}) };
+      const claims = new SignClaims(job.output);
+      const claim = await claims.take(document, options);
       const answer = await client.json<{ document: { base64: string } }>("POST", "/v1/sign", {
-        document: { base64: (await readFile(job.input)).toString("base64") },
-        signer: { name: flags.signerName, email: flags.signerEmail },
+        document: { base64: document.toString("base64") },
+        ...options,
         // what this run saw of the signer: they submitted the document by running the command
-        auditTrail: [{ type: "submit", timestamp: new Date().toISOString() }],
-        certificate: { enabled: flags.certificatePage },
-        ...(flags.level ? { level: flags.level } : {}),
+        auditTrail: [{ type: "submit", timestamp: claim.submittedAt }],
+        eventId: claim.eventId,
       });
       await writeOutput(job.output, Buffer.from(answer.document.base64, "base64"));
+      await claims.release();
       return `→ ${job.output}`;
     },
   });

@@ -145,6 +145,40 @@ describe("the docservice CLI against embedded mode", () => {
     assert.match(unsigned.stderr, /FAILED .*notes\.pdf: not valid/);
   });
 
+  test("a signing stopped after the platform signed resumes with the same request: the document signed then, not a second signing", async () => {
+    const input = join(scratch, "pdf", "notes.pdf");
+    const out = join(scratch, "resumed");
+    const output = join(out, "notes.signed.pdf");
+    const flags = ["--out", out, "--signer-name", "Jane Doe", "--signer-email", "jane@example.test"];
+    // a folder where the result goes: the platform signs, the result cannot be written
+    mkdirSync(output, { recursive: true });
+    const stopped = await docservice(["sign", input, ...flags, "--force"], env);
+    assert.equal(stopped.code, 1, stopped.stderr);
+    const claimFile = join(out, ".notes.signed.pdf.signing.json");
+    const claim = JSON.parse(readFileSync(claimFile, "utf8")) as { eventId: string; submittedAt: string };
+
+    rmSync(output, { recursive: true });
+    const resumed = await docservice(["sign", input, ...flags], env);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal(existsSync(claimFile), false, "the claim is released once the result is written");
+    assert.ok((await pdfText(output)).replace(/\s+/g, "").includes(claim.eventId), "the certificate page names the stopped run's eventId");
+    // the same request again is the platform's stored document, byte for byte: it was signed once
+    const replay = await fetch(`${platform.base}/v1/sign`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${env.DOCSERVICE_API_KEY}`, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        document: { base64: readFileSync(input).toString("base64") },
+        signer: { name: "Jane Doe", email: "jane@example.test" },
+        certificate: { enabled: true },
+        auditTrail: [{ type: "submit", timestamp: claim.submittedAt }],
+        eventId: claim.eventId,
+      }),
+    });
+    assert.equal(replay.status, 200);
+    const stored = Buffer.from(((await replay.json()) as { document: { base64: string } }).document.base64, "base64");
+    assert.ok(stored.equals(readFileSync(output)));
+  });
+
   test("annotate a folder of templates with one fields file; a newer fields file makes them out of date", async () => {
     const templates = join(scratch, "templates");
     mkdirSync(join(templates, "sub"), { recursive: true });
