@@ -4,8 +4,7 @@ import { ServiceError } from "../core/errors.js";
 import { contentTypeOf, PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import { checkDocument, type DocumentLimits } from "./document-check.js";
-import { sanitizeHtmlDocument } from "./html-sanitizer.js";
-import { markdownToHtml } from "./markdown-source.js";
+import { SanitizerThread } from "./sanitizer-thread.js";
 import { formatByName, type FormatSpec } from "./source-format.js";
 
 export interface ConvertInput {
@@ -36,6 +35,8 @@ export interface ConversionLimits extends DocumentLimits {
 
 /** Checks the document, converts it with the configured backend, and describes the output. */
 export class ConversionService implements ConversionApi {
+  private readonly sanitizer = new SanitizerThread();
+
   constructor(
     private readonly converter: Converter,
     private readonly limits: ConversionLimits,
@@ -45,7 +46,7 @@ export class ConversionService implements ConversionApi {
     if (input.document.length > this.limits.maxDocumentBytes) throw tooLarge(this.limits.maxDocumentBytes);
     await checkDocument(input.document, input.format, this.limits);
     const target = input.target ?? PDF;
-    const [document, format] = sourceForConverter(input.document, input.format);
+    const [document, format] = await this.sourceForConverter(input.document, input.format);
     const bytes = await this.converter.convert(document, format, target);
     const contentType = contentTypeOf(target);
     if (target.to === "docx") return { bytes, contentType, filename: outputFilename(input.filename, "docx"), pageCount: 0 };
@@ -59,17 +60,17 @@ export class ConversionService implements ConversionApi {
   health(): Promise<void> {
     return this.converter.health();
   }
-}
 
-/**
- * What the backend converts: Markdown as HTML, and HTML (Markdown passes raw
- * HTML through) sanitized, since LibreOffice would otherwise fetch what the
- * page references, from the network and from local files.
- */
-function sourceForConverter(document: Buffer, format: FormatSpec): [Buffer, FormatSpec] {
-  if (format.name === "md") return [sanitizeHtmlDocument(markdownToHtml(document)), formatByName("html")!];
-  if (format.name === "html") return [sanitizeHtmlDocument(document), format];
-  return [document, format];
+  /**
+   * What the backend converts: Markdown as HTML, and HTML (Markdown passes raw
+   * HTML through) sanitized, since LibreOffice would otherwise fetch what the
+   * page references, from the network and from local files.
+   */
+  private async sourceForConverter(document: Buffer, format: FormatSpec): Promise<[Buffer, FormatSpec]> {
+    if (format.name === "md") return [await this.sanitizer.sanitize(document, "markdown"), formatByName("html")!];
+    if (format.name === "html") return [await this.sanitizer.sanitize(document, "html"), format];
+    return [document, format];
+  }
 }
 
 export function tooLarge(maxBytes: number): ServiceError {

@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { sanitizeHtmlDocument } from "./html-sanitizer.js";
+import { markdownToHtml } from "./markdown-source.js";
+import { SanitizerThread } from "./sanitizer-thread.js";
+
+const sanitizer = new SanitizerThread();
+after(() => sanitizer.close());
+
+const page = (rows: number) =>
+  Buffer.from(
+    `<html><head><title>T</title><link rel="stylesheet" href="http://127.0.0.1:9/x.css"></head><body><h1>Report</h1><img src="http://127.0.0.1:9/a.png">` +
+      `<table>${"<tr><td style=\"color:red;background:url(http://127.0.0.1:9/b.png)\">cell</td><td>ünïcode</td></tr>".repeat(rows)}</table></body></html>`,
+  );
+
+test("the thread's page is the one sanitizeHtmlDocument makes", async () => {
+  const html = page(3);
+  const clean = await sanitizer.sanitize(html, "html");
+  assert.deepEqual(clean, sanitizeHtmlDocument(html));
+  assert.doesNotMatch(clean.toString(), /127\.0\.0\.1/);
+  assert.match(clean.toString(), /ünïcode/);
+});
+
+test("a large page is sanitized without holding up the calling thread", async () => {
+  const html = page(40_000); // about 4 MB
+  let longestGapMs = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longestGapMs = Math.max(longestGapMs, now - last);
+    last = now;
+  }, 5);
+  const started = performance.now();
+  const clean = await sanitizer.sanitize(html, "html");
+  const tookMs = performance.now() - started;
+  await new Promise((resolve) => setTimeout(resolve, 20)); // a tick after the answer measures the gap before it
+  clearInterval(ticker);
+  assert.doesNotMatch(clean.subarray(0, 10_000).toString(), /127\.0\.0\.1/);
+  assert.ok(tookMs > 300, `sanitizing took ${tookMs.toFixed(0)} ms: too little to tell`);
+  assert.ok(longestGapMs < tookMs / 3, `the event loop stood still for ${longestGapMs.toFixed(0)} ms of ${tookMs.toFixed(0)} ms`);
+});
+
+test("pages sent together all come back, each its own", async () => {
+  const pages = [1, 2, 3, 4].map((rows) => page(rows));
+  const cleans = await Promise.all(pages.map((html) => sanitizer.sanitize(html, "html")));
+  cleans.forEach((clean, i) => assert.deepEqual(clean, sanitizeHtmlDocument(pages[i])));
+});
+
+test("Markdown is rendered, then sanitized, on the thread", async () => {
+  const markdown = Buffer.from('# Title\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n![x](http://127.0.0.1:9/x.png) <img src="file:///etc/hostname">\n');
+  const clean = await sanitizer.sanitize(markdown, "markdown");
+  assert.deepEqual(clean, sanitizeHtmlDocument(markdownToHtml(markdown)));
+  assert.match(clean.toString(), /<h1>Title<\/h1>[\s\S]*<td>1<\/td>/);
+  assert.doesNotMatch(clean.toString(), /127\.0\.0\.1|file:/);
+});
