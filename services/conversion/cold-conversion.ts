@@ -2,6 +2,7 @@ import { basename, dirname, extname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { killGroup, spawnGroup } from "./process-groups.js";
 import { convertToArgument, type LibreOfficeExport } from "./libreoffice-export.js";
+import { writeProfileSettings } from "./libreoffice-profile.js";
 
 /**
  * Converts with a one-off `soffice --convert-to`, LibreOffice loading the file
@@ -14,6 +15,7 @@ import { convertToArgument, type LibreOfficeExport } from "./libreoffice-export.
  */
 export function convertCold(inputPath: string, importFilter: string, exported: LibreOfficeExport, profileDirectory: string, timeoutMs: number): Promise<string> {
   const outputDirectory = dirname(inputPath);
+  writeProfileSettings(profileDirectory);
   const child = spawnGroup(
     "soffice",
     [

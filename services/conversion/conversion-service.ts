@@ -4,6 +4,8 @@ import { ServiceError } from "../core/errors.js";
 import { contentTypeOf, PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import { checkDocument, type DocumentLimits } from "./document-check.js";
+import { stripOdtLinks } from "./odt-links.js";
+import { neutralizeRtfFields } from "./rtf-fields.js";
 import { SanitizerThread } from "./sanitizer-thread.js";
 import { formatByName, type FormatSpec } from "./source-format.js";
 
@@ -64,11 +66,16 @@ export class ConversionService implements ConversionApi {
   /**
    * What the backend converts: Markdown as HTML, and HTML (Markdown passes raw
    * HTML through) sanitized, since LibreOffice would otherwise fetch what the
-   * page references, from the network and from local files.
+   * page references, from the network and from local files. ODT and RTF lose
+   * the references LibreOffice 7.4 follows despite its locked-down profile
+   * (libreoffice-profile.ts): ODT's external background images and template,
+   * RTF's INCLUDEPICTURE and the other fields that read files.
    */
   private async sourceForConverter(document: Buffer, format: FormatSpec): Promise<[Buffer, FormatSpec]> {
     if (format.name === "md") return [await this.sanitizer.sanitize(document, "markdown"), formatByName("html")!];
     if (format.name === "html") return [await this.sanitizer.sanitize(document, "html"), format];
+    if (format.name === "odt") return [stripOdtLinks(document), format];
+    if (format.name === "rtf") return [neutralizeRtfFields(document), format];
     return [document, format];
   }
 }

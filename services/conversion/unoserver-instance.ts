@@ -5,6 +5,7 @@ import xmlrpc from "xmlrpc";
 import { freePort } from "../core/free-port.js";
 import type { Logger } from "../core/logger.js";
 import { unoserverFilterOptions, type LibreOfficeExport } from "./libreoffice-export.js";
+import { writeProfileSettings } from "./libreoffice-profile.js";
 import { killGroup, spawnGroup } from "./process-groups.js";
 import { processTreeRssBytes } from "./process-memory.js";
 
@@ -47,10 +48,12 @@ export class UnoserverInstance {
   async start(): Promise<void> {
     const [port, unoPort] = [await freePort(), await freePort()];
     mkdirSync(this.settings.directory, { recursive: true });
+    const profile = join(this.settings.directory, "profile");
+    writeProfileSettings(profile);
     const log = openSync(join(this.settings.directory, "unoserver.log"), "a");
     const child = spawnGroup(
       this.settings.unoserverBin,
-      ["--interface", "127.0.0.1", "--port", String(port), "--uno-port", String(unoPort), "--user-installation", join(this.settings.directory, "profile")],
+      ["--interface", "127.0.0.1", "--port", String(port), "--uno-port", String(unoPort), "--user-installation", profile],
       { stdio: ["ignore", log, log] },
     );
     closeSync(log);
