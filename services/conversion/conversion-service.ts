@@ -4,8 +4,6 @@ import { ServiceError } from "../core/errors.js";
 import { contentTypeOf, PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import { checkDocument, type DocumentLimits } from "./document-check.js";
-import { stripOdtLinks } from "./odt-links.js";
-import { neutralizeRtfFields } from "./rtf-fields.js";
 import { SanitizerThread } from "./sanitizer-thread.js";
 import { formatByName, type FormatSpec } from "./source-format.js";
 
@@ -74,8 +72,8 @@ export class ConversionService implements ConversionApi {
   private async sourceForConverter(document: Buffer, format: FormatSpec): Promise<[Buffer, FormatSpec]> {
     if (format.name === "md") return [await this.sanitizer.sanitize(document, "markdown"), formatByName("html")!];
     if (format.name === "html") return [await this.sanitizer.sanitize(document, "html"), format];
-    if (format.name === "odt") return [stripOdtLinks(document), format];
-    if (format.name === "rtf") return [neutralizeRtfFields(document), format];
+    if (format.name === "odt") return [await this.sanitizer.sanitize(document, "odt"), format];
+    if (format.name === "rtf") return [await this.sanitizer.sanitize(document, "rtf"), format];
     return [document, format];
   }
 }

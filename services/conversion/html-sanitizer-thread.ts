@@ -1,22 +1,33 @@
-// The worker side of SanitizerThread: sanitizes the HTML pages (or Markdown, rendered first) it is sent, one at a time.
+// The worker side of SanitizerThread: makes the sources it is sent safe to convert, one at a time.
 import { parentPort } from "node:worker_threads";
 import { sanitizeHtmlDocument } from "./html-sanitizer.js";
 import { markdownToHtml } from "./markdown-source.js";
+import { stripOdtLinks } from "./odt-links.js";
+import { neutralizeRtfFields } from "./rtf-fields.js";
+
+/** Sources rewritten before conversion: HTML sanitized (Markdown rendered to HTML first), ODT and RTF without what reads outside them. */
+export type SanitizedFormat = "html" | "markdown" | "odt" | "rtf";
+
+const SANITIZE: Record<SanitizedFormat, (source: Buffer) => Buffer> = {
+  html: sanitizeHtmlDocument,
+  markdown: (source) => sanitizeHtmlDocument(markdownToHtml(source)),
+  odt: stripOdtLinks,
+  rtf: neutralizeRtfFields,
+};
 
 export interface SanitizeRequest {
   id: number;
   source: Uint8Array;
-  format: "html" | "markdown";
+  format: SanitizedFormat;
 }
 
-export type SanitizeAnswer = { id: number; html: Uint8Array } | { id: number; error: string };
+export type SanitizeAnswer = { id: number; clean: Uint8Array } | { id: number; error: string };
 
 const port = parentPort!;
 port.on("message", ({ id, source, format }: SanitizeRequest) => {
   try {
-    const bytes = Buffer.from(source.buffer, source.byteOffset, source.byteLength);
-    const clean = sanitizeHtmlDocument(format === "markdown" ? markdownToHtml(bytes) : bytes);
-    port.postMessage({ id, html: clean } satisfies SanitizeAnswer);
+    const clean = SANITIZE[format](Buffer.from(source.buffer, source.byteOffset, source.byteLength));
+    port.postMessage({ id, clean } satisfies SanitizeAnswer);
   } catch (error) {
     port.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies SanitizeAnswer);
   }

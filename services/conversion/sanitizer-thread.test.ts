@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { sanitizeHtmlDocument } from "./html-sanitizer.js";
 import { markdownToHtml } from "./markdown-source.js";
+import { neutralizeRtfFields } from "./rtf-fields.js";
 import { SanitizerThread } from "./sanitizer-thread.js";
 
 const sanitizer = new SanitizerThread();
@@ -52,4 +53,12 @@ test("Markdown is rendered, then sanitized, on the thread", async () => {
   assert.deepEqual(clean, sanitizeHtmlDocument(markdownToHtml(markdown)));
   assert.match(clean.toString(), /<h1>Title<\/h1>[\s\S]*<td>1<\/td>/);
   assert.doesNotMatch(clean.toString(), /127\.0\.0\.1|file:/);
+});
+
+test("RTF is rewritten on the thread as neutralizeRtfFields rewrites it", async () => {
+  const rtf = Buffer.from('{\\rtf1\\ansi {\\field{\\*\\fldinst INCLUDEPICTURE "file:///etc/hostname" \\\\d}{\\fldrslt old}}}', "latin1");
+  const clean = await sanitizer.sanitize(rtf, "rtf");
+  assert.deepEqual(clean, neutralizeRtfFields(rtf));
+  assert.doesNotMatch(clean.toString("latin1"), /INCLUDEPICTURE|hostname/);
+  assert.match(clean.toString("latin1"), /fldrslt old/);
 });
