@@ -6,6 +6,7 @@ import type { LogPosition } from "../intake/log-position.js";
 import type { RecordSink } from "../intake/record-sink.js";
 import type { ReplayGuard } from "../intake/replay-guard.js";
 import type { UsageRecord } from "../usage-record.js";
+import { TurnBatcher } from "./turn-batcher.js";
 
 /** A write waiting to travel to the thread with others, and how to answer its caller. */
 interface PendingWrite {
@@ -14,20 +15,30 @@ interface PendingWrite {
   reject(error: unknown): void;
 }
 
+/**
+ * Writes made in one turn of the event loop travel to the thread together,
+ * but a busy turn hands them over by 500 records or after 2 ms, so the thread
+ * encodes the first while the turn still reads the rest of the reports (else
+ * the two threads take turns, each idle while the other works). Measured on
+ * /v1/collect under bench:collect's load, against once per turn: +13 %
+ * events/s at 10 events per report, +14 % at 1; handing over more often
+ * (200 records, 1 ms) cost 20–30 % of the rate in CPU per handover.
+ */
+const HANDOVER = { maxWeight: 500, maxWaitMs: 2 };
 const RESTART_DELAY_MS = 1000;
 const CLOSE_TIMEOUT_MS = 15_000;
 
 /**
  * A worker thread (`kafka-thread.ts`) running the Kafka producer or, in
  * one-process mode, the usage aggregator. Writes to the producer made in the
- * same turn of the event loop travel to the thread as one message and resolve
- * once Kafka acknowledged them. If the thread dies, its unanswered writes fail
- * (the intake spools them) and a new thread starts. The log's position comes
+ * same turn of the event loop travel to the thread in a few messages
+ * (HANDOVER) and resolve once Kafka acknowledged them. If the thread dies, its
+ * unanswered writes fail (the intake spools them) and a new thread starts. The log's position comes
  * back with every write, so position() needs no round trip to the thread.
  */
 export class KafkaThread implements RecordSink, ReplayGuard {
   private thread: Worker;
-  private queued: PendingWrite[] = [];
+  private readonly queued = new TurnBatcher<PendingWrite>(HANDOVER, (write) => write.records.length, (batch) => this.send(batch));
   private readonly sent = new Map<number, PendingWrite[]>();
   private nextBatchId = 1;
   private known: LogPosition = {};
@@ -47,7 +58,7 @@ export class KafkaThread implements RecordSink, ReplayGuard {
 
   write(records: UsageRecord[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.queued.push({ records, resolve, reject }) === 1) setImmediate(() => this.flush());
+      this.queued.add({ records, resolve, reject });
     });
   }
 
@@ -74,9 +85,7 @@ export class KafkaThread implements RecordSink, ReplayGuard {
     clearTimeout(timer);
   }
 
-  private flush(): void {
-    const batch = this.queued;
-    this.queued = [];
+  private send(batch: PendingWrite[]): void {
     if (!this.alive) {
       const error = new Error("the kafka thread is restarting");
       return batch.forEach((entry) => entry.reject(error));
