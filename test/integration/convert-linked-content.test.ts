@@ -3,8 +3,9 @@
 // Each document below points, by one mechanism its format has, at a local HTTP
 // server that records every request, and at files of this machine; it is
 // converted by the real LibreOffice pool in embedded mode (to PDF, and from
-// ODT and RTF to DOCX too). Nothing may be requested, nothing of those files
-// may end up in the output, and the document's own text stays.
+// ODT and RTF to DOCX too), and by Gotenberg (to PDF; 8.31 fetched the DOCX
+// linked picture, 8.34.0 does not). Nothing may be requested, nothing of those
+// files may end up in the output, and the document's own text stays.
 //
 // What is looked for in the output: the text LEAKEDMARKER (every remote
 // resource and every local file holds it), and images: the server's PNG is
@@ -22,6 +23,7 @@ import { strToU8, unzipSync, zipSync, type Zippable } from "fflate";
 import { after, before, describe, test } from "node:test";
 import { solidPng } from "../support/docx-templates.js";
 import { docxFileText } from "../support/docx-text.js";
+import { startGotenberg } from "../support/gotenberg.js";
 import { pdfText, tool } from "../support/pdf-tools.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
 import { freePort } from "../support/ports.js";
@@ -484,76 +486,109 @@ function leaks(text: string, imageSizes: string[], what: string): string[] {
   return found;
 }
 
-describe("POST /v1/convert from docx, odt and rtf: nothing outside the document is read", () => {
-  let platform: Platform;
-  let server: Server;
-  let web: string;
-  let files: string;
-  const requests: string[] = [];
-  const file = (name: string) => pathToFileURL(join(files, name)).href;
+interface Backend {
+  title: string;
+  start(): Promise<{ platform: Platform; stop(): Promise<void> }>;
+  /** Whether it converts to DOCX too (Gotenberg writes PDF only). */
+  toDocx: boolean;
+}
 
-  before(async () => {
-    files = mkdtempSync(join(tmpdir(), "docservice-linked-"));
-    server = createServer((request, response) => {
-      requests.push(`${request.method} ${request.url}`);
-      const path = new URL(request.url ?? "/", "http://x").pathname;
-      const extension = /\.(\w+)$/.exec(path)?.[1] ?? "";
-      if (extension === "png") return void response.writeHead(200, { "Content-Type": "image/png" }).end(REMOTE_PNG);
-      if (extension === "txt") return void response.writeHead(200, { "Content-Type": "text/plain" }).end(`${LEAK} remote text from ${path}\n`);
-      if (extension === "css") return void response.writeHead(200, { "Content-Type": "text/css" }).end(`p { background-image: url(${web}/from-css.png) }`);
-      if (["docx", "dotx"].includes(extension)) return void response.writeHead(200, { "Content-Type": "application/vnd.openxmlformats-officedocument.wordprocessingml.document" }).end(docx({ body: para(`${LEAK} remote document ${path}`) }));
-      if (["odt", "ott"].includes(extension)) return void response.writeHead(200, { "Content-Type": "application/vnd.oasis.opendocument.text" }).end(odt({ body: `<text:p>${LEAK} remote document ${path}</text:p>` }));
-      response.writeHead(200, { "Content-Type": "text/html" }).end(`<html><body><p>${LEAK} remote page ${path}</p><img src="${web}/nested.png"></body></html>`);
+const BACKENDS: Backend[] = [
+  {
+    title: "the local LibreOffice pool",
+    async start() {
+      const platform = await startPlatform({ CONVERSION_POOL_SIZE: "1" });
+      return { platform, stop: () => platform.stop() };
+    },
+    toDocx: true,
+  },
+  {
+    title: "Gotenberg",
+    async start() {
+      const gotenberg = await startGotenberg();
+      const platform = await startPlatform({ CONVERSION_BACKEND: "gotenberg", GOTENBERG_URL: gotenberg.url }).catch(async (error: unknown) => {
+        await gotenberg.stop();
+        throw error;
+      });
+      return { platform, stop: async () => void (await Promise.all([platform.stop(), gotenberg.stop()])) };
+    },
+    toDocx: false,
+  },
+];
+
+for (const backend of BACKENDS) {
+  describe(`POST /v1/convert from docx, odt and rtf through ${backend.title}: nothing outside the document is read`, () => {
+    let platform: Platform;
+    let stopBackend: (() => Promise<void>) | undefined;
+    let server: Server;
+    let web: string;
+    let files: string;
+    const requests: string[] = [];
+    const file = (name: string) => pathToFileURL(join(files, name)).href;
+
+    before(async () => {
+      files = mkdtempSync(join(tmpdir(), "docservice-linked-"));
+      server = createServer((request, response) => {
+        requests.push(`${request.method} ${request.url}`);
+        const path = new URL(request.url ?? "/", "http://x").pathname;
+        const extension = /\.(\w+)$/.exec(path)?.[1] ?? "";
+        if (extension === "png") return void response.writeHead(200, { "Content-Type": "image/png" }).end(REMOTE_PNG);
+        if (extension === "txt") return void response.writeHead(200, { "Content-Type": "text/plain" }).end(`${LEAK} remote text from ${path}\n`);
+        if (extension === "css") return void response.writeHead(200, { "Content-Type": "text/css" }).end(`p { background-image: url(${web}/from-css.png) }`);
+        if (["docx", "dotx"].includes(extension)) return void response.writeHead(200, { "Content-Type": "application/vnd.openxmlformats-officedocument.wordprocessingml.document" }).end(docx({ body: para(`${LEAK} remote document ${path}`) }));
+        if (["odt", "ott"].includes(extension)) return void response.writeHead(200, { "Content-Type": "application/vnd.oasis.opendocument.text" }).end(odt({ body: `<text:p>${LEAK} remote document ${path}</text:p>` }));
+        response.writeHead(200, { "Content-Type": "text/html" }).end(`<html><body><p>${LEAK} remote page ${path}</p><img src="${web}/nested.png"></body></html>`);
+      });
+      const port = await freePort();
+      await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+      web = `http://127.0.0.1:${port}`;
+      writeFileSync(join(files, "secret.png"), LOCAL_PNG);
+      writeFileSync(join(files, "secret.txt"), `${LEAK} from a local text file\n`);
+      writeFileSync(join(files, "secret.html"), `<html><body><p>${LEAK} from a local HTML file</p></body></html>\n`);
+      writeFileSync(join(files, "secret.docx"), docx({ body: para(`${LEAK} from a local DOCX file`) }));
+      writeFileSync(join(files, "secret.odt"), odt({ body: `<text:p>${LEAK} from a local ODT file</text:p>` }));
+      ({ platform, stop: stopBackend } = await backend.start());
     });
-    const port = await freePort();
-    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
-    web = `http://127.0.0.1:${port}`;
-    writeFileSync(join(files, "secret.png"), LOCAL_PNG);
-    writeFileSync(join(files, "secret.txt"), `${LEAK} from a local text file\n`);
-    writeFileSync(join(files, "secret.html"), `<html><body><p>${LEAK} from a local HTML file</p></body></html>\n`);
-    writeFileSync(join(files, "secret.docx"), docx({ body: para(`${LEAK} from a local DOCX file`) }));
-    writeFileSync(join(files, "secret.odt"), odt({ body: `<text:p>${LEAK} from a local ODT file</text:p>` }));
-    platform = await startPlatform({ CONVERSION_POOL_SIZE: "1" });
-  });
 
-  after(async () => {
-    await platform?.stop();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
-    rmSync(files, { recursive: true, force: true });
-  });
-
-  for (const testCase of CASES) {
-    test(`${testCase.name}: no request, no local file in the output, the text stays`, async () => {
-      const source = testCase.build(web, file);
-      requests.length = 0;
-      const found: string[] = [];
-
-      const pdf = await convertFile(platform, source, `${testCase.name}.${testCase.from}`, testCase.from);
-      assert.equal(pdf.status, 200, pdf.status === 200 ? "" : await pdf.text());
-      const pdfBytes = Buffer.from(await pdf.arrayBuffer());
-      const pdfPath = join(files, `${testCase.name}.pdf`);
-      writeFileSync(pdfPath, pdfBytes);
-      const text = await pdfText(pdfPath);
-      const images = await pdfImageSizes(pdfPath);
-      found.push(...leaks(text, images, "PDF"));
-
-      let docxText = "";
-      if (testCase.from !== "docx") {
-        const converted = await convertFile(platform, source, `${testCase.name}.${testCase.from}`, testCase.from, { to: "docx" });
-        assert.equal(converted.status, 200, converted.status === 200 ? "" : await converted.text());
-        const docxBytes = Buffer.from(await converted.arrayBuffer());
-        docxText = docxFileText(docxBytes);
-        found.push(...leaks(docxText, docxImageSizes(docxBytes).filter((size) => size !== "4x4"), "DOCX"));
-      }
-
-      // LibreOffice may fetch after answering (linked graphics load lazily): give it a moment
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      found.push(...requests.map((request) => `request: ${request}`));
-      assert.deepEqual(found, [], `${testCase.name} read outside the document:\n${found.join("\n")}`);
-
-      assert.match(text, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
-      if (docxText) assert.match(docxText, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
-      if (!testCase.ownImage) assert.deepEqual(images, [], "the PDF holds an image, and the document has none of its own");
+    after(async () => {
+      await stopBackend?.();
+      await new Promise<void>((resolve) => server?.close(() => resolve()));
+      rmSync(files, { recursive: true, force: true });
     });
-  }
-});
+
+    for (const testCase of CASES) {
+      test(`${testCase.name}: no request, no local file in the output, the text stays`, async () => {
+        const source = testCase.build(web, file);
+        requests.length = 0;
+        const found: string[] = [];
+
+        const pdf = await convertFile(platform, source, `${testCase.name}.${testCase.from}`, testCase.from);
+        assert.equal(pdf.status, 200, pdf.status === 200 ? "" : await pdf.text());
+        const pdfBytes = Buffer.from(await pdf.arrayBuffer());
+        const pdfPath = join(files, `${testCase.name}.pdf`);
+        writeFileSync(pdfPath, pdfBytes);
+        const text = await pdfText(pdfPath);
+        const images = await pdfImageSizes(pdfPath);
+        found.push(...leaks(text, images, "PDF"));
+
+        let docxText = "";
+        if (backend.toDocx && testCase.from !== "docx") {
+          const converted = await convertFile(platform, source, `${testCase.name}.${testCase.from}`, testCase.from, { to: "docx" });
+          assert.equal(converted.status, 200, converted.status === 200 ? "" : await converted.text());
+          const docxBytes = Buffer.from(await converted.arrayBuffer());
+          docxText = docxFileText(docxBytes);
+          found.push(...leaks(docxText, docxImageSizes(docxBytes).filter((size) => size !== "4x4"), "DOCX"));
+        }
+
+        // LibreOffice may fetch after answering (linked graphics load lazily): give it a moment
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        found.push(...requests.map((request) => `request: ${request}`));
+        assert.deepEqual(found, [], `${testCase.name} read outside the document:\n${found.join("\n")}`);
+
+        assert.match(text, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
+        if (docxText) assert.match(docxText, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
+        if (!testCase.ownImage) assert.deepEqual(images, [], "the PDF holds an image, and the document has none of its own");
+      });
+    }
+  });
+}
