@@ -5,6 +5,7 @@ import { contentTypeOf, PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import { checkDocument, type DocumentLimits } from "./document-check.js";
 import { SanitizerThread } from "./sanitizer-thread.js";
+import type { SanitizedFormat } from "./sanitizer-worker.js";
 import { formatByName, type FormatSpec } from "./source-format.js";
 
 export interface ConvertInput {
@@ -32,6 +33,9 @@ export interface ConversionApi {
 export interface ConversionLimits extends DocumentLimits {
   maxDocumentBytes: number;
 }
+
+/** Source formats rewritten before conversion, by format name (Markdown becomes HTML). */
+const REWRITTEN_SOURCES: Partial<Record<string, SanitizedFormat>> = { md: "markdown", html: "html", odt: "odt", rtf: "rtf" };
 
 /** Checks the document, converts it with the configured backend, and describes the output. */
 export class ConversionService implements ConversionApi {
@@ -70,11 +74,9 @@ export class ConversionService implements ConversionApi {
    * RTF's INCLUDEPICTURE and the other fields that read files.
    */
   private async sourceForConverter(document: Buffer, format: FormatSpec): Promise<[Buffer, FormatSpec]> {
-    if (format.name === "md") return [await this.sanitizer.sanitize(document, "markdown"), formatByName("html")!];
-    if (format.name === "html") return [await this.sanitizer.sanitize(document, "html"), format];
-    if (format.name === "odt") return [await this.sanitizer.sanitize(document, "odt"), format];
-    if (format.name === "rtf") return [await this.sanitizer.sanitize(document, "rtf"), format];
-    return [document, format];
+    const rewrite = REWRITTEN_SOURCES[format.name];
+    if (rewrite === undefined) return [document, format];
+    return [await this.sanitizer.sanitize(document, rewrite), rewrite === "markdown" ? formatByName("html")! : format];
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Worker } from "node:worker_threads";
 import { startTypeScriptWorker } from "../core/typescript-worker.js";
-import type { SanitizeAnswer, SanitizedFormat, SanitizeRequest } from "./html-sanitizer-thread.js";
+import type { SanitizeAnswer, SanitizedFormat, SanitizeRequest } from "./sanitizer-worker.js";
 
 /**
  * The rewriting of sources before conversion (sanitizeHtmlDocument of an HTML
@@ -9,9 +9,9 @@ import type { SanitizeAnswer, SanitizedFormat, SanitizeRequest } from "./html-sa
  * HTML takes about 200 ms per MB, and an ODT is unzipped whole and zipped
  * again, which on the calling thread would hold up every other request of
  * the process (in embedded mode, the gateway's too). Sources are rewritten
- * one after the other. A thread that dies
- * fails the pages it held, and the next page starts a new one; an idle
- * thread does not keep the process alive.
+ * one after the other. A thread that dies fails the sources it held, and the
+ * next source starts a new one; an idle thread does not keep the process
+ * alive.
  */
 export class SanitizerThread {
   private thread: Worker | undefined;
@@ -36,7 +36,7 @@ export class SanitizerThread {
 
   private running(): Worker {
     if (this.thread) return this.thread;
-    const thread = startTypeScriptWorker("./html-sanitizer-thread.js", import.meta.url, undefined);
+    const thread = startTypeScriptWorker("./sanitizer-worker.js", import.meta.url, undefined);
     thread.on("message", (answer: SanitizeAnswer) => {
       const waiter = this.waiting.get(answer.id);
       this.waiting.delete(answer.id);

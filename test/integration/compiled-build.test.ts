@@ -74,7 +74,7 @@ describe("compiled build (npm run build, plain node, no tsx, writes only to the 
 
   test("the build mirrors the sources as JavaScript, with no TypeScript and no tsx bootstrap", () => {
     const dist = join(app, "dist");
-    for (const file of ["services/main.js", "operator/main.js", "services/signing/workers/signing-worker.js", "services/telemetry/kafka/kafka-thread.js", "loadtest/sizing-profile.json"]) {
+    for (const file of ["services/main.js", "operator/main.js", "services/signing/workers/signing-worker.js", "services/telemetry/kafka/kafka-thread.js", "services/conversion/sanitizer-worker.js", "loadtest/sizing-profile.json"]) {
       assert.ok(existsSync(join(dist, file)), `${file} in the build`);
     }
     const files = (readdirSync(dist, { recursive: true }) as string[]).filter((file) => !file.endsWith(".map"));
@@ -88,7 +88,7 @@ describe("compiled build (npm run build, plain node, no tsx, writes only to the 
     assert.match(probe.stderr, /ERR_MODULE_NOT_FOUND/);
   });
 
-  test("node dist/services/main.js all serves health, keys and signing", async () => {
+  test("node dist/services/main.js all serves health, keys, signing and conversion", async () => {
     base = `http://127.0.0.1:${await freePort()}`;
     child = spawn(process.execPath, [...confinedNode([dataDir, scratch]), join(app, "dist/services/main.js"), "all"], {
       cwd: app,
@@ -131,6 +131,14 @@ describe("compiled build (npm run build, plain node, no tsx, writes only to the 
     const signed = signedPdfOf(await postJson(base, "/v1/sign", signBody(await textPdf(1)), apiKey));
     assert.equal(signed.subarray(0, 5).toString("latin1"), "%PDF-");
     assert.match(signed.toString("latin1"), /\/ByteRange\s*\[/);
+
+    // HTML is sanitized on a worker thread before LibreOffice sees it: compiled, it loads sanitizer-worker.js directly.
+    const form = new FormData();
+    form.append("file", new Blob(["<html><body><h1>Compiled build</h1><p>Converted from HTML.</p></body></html>"]), "page.html");
+    const converted = await fetch(`${base}/v1/convert?from=html`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } });
+    const pdf = Buffer.from(await converted.arrayBuffer());
+    assert.equal(converted.status, 200, pdf.toString("utf8").slice(0, 500));
+    assert.equal(pdf.subarray(0, 5).toString("latin1"), "%PDF-");
 
     assert.doesNotMatch(output, /ERR_ACCESS_DENIED|ERR_MODULE_NOT_FOUND/);
     child.kill("SIGTERM");
