@@ -12,6 +12,27 @@ interface ProfileSetting {
 }
 
 /**
+ * Port 1 of loopback: tcpmux, which nothing runs, so a connection is refused
+ * at once (a name that does not resolve would wait on DNS, and a search
+ * domain could make it resolve).
+ */
+const NO_NETWORK_PROXY = { host: "127.0.0.1", port: 1 };
+
+/** Every HTTP, HTTPS and FTP request through NO_NETWORK_PROXY, with no host exempt. */
+function proxySettings(): ProfileSetting[] {
+  const path = "/org.openoffice.Inet/Settings";
+  const why = "no URL is reached directly: LibreOffice makes no connection for a linked resource when a proxy is set";
+  return [
+    { path, name: "ooInetProxyType", value: "<value>1</value>", why: "manual proxies, never the system's" },
+    ...["HTTP", "HTTPS", "FTP"].flatMap((scheme) => [
+      { path, name: `ooInet${scheme}ProxyName`, value: `<value>${NO_NETWORK_PROXY.host}</value>`, why },
+      { path, name: `ooInet${scheme}ProxyPort`, value: `<value>${NO_NETWORK_PROXY.port}</value>`, why },
+    ]),
+    { path, name: "ooInetNoProxy", value: "<value/>", why: "no host bypasses the proxy" },
+  ];
+}
+
+/**
  * The settings every LibreOffice the service starts runs with, so that a
  * converted document cannot make it read anything outside the document.
  * LibreOffice 7.4 otherwise loads what a document links to (DOCX pictures
@@ -20,7 +41,12 @@ interface ProfileSetting {
  * BlockUntrustedRefererLinks stops that (test/integration/convert-linked-content.test.ts).
  * What 7.4 loads regardless (ODT background images and template, RTF
  * INCLUDEPICTURE) is removed from the document before conversion
- * (odt-links.ts, rtf-fields.ts). The other settings are hardening around it.
+ * (odt-links.ts, rtf-fields.ts). A DOC's INCLUDEPICTURE field still made
+ * 7.4 send OPTIONS and HEAD to its URL (and connect to an ftp:// one) past
+ * BlockUntrustedRefererLinks: with a proxy set (NO_NETWORK_PROXY) it makes no
+ * connection at all (strace: no connect(), to the target or the proxy), and
+ * a LibreOffice that did go through the proxy would find nothing there. The
+ * other settings are hardening around it.
  */
 export const LOCKED_DOWN_SETTINGS: readonly ProfileSetting[] = [
   {
@@ -47,6 +73,7 @@ export const LOCKED_DOWN_SETTINGS: readonly ProfileSetting[] = [
     value: "<value>0</value>",
     why: "Writer never updates links (sections, OLE objects) on load; a document that asks for it gets a question, which headless LibreOffice cancels",
   },
+  ...proxySettings(),
 ];
 
 const XCU_HEAD =

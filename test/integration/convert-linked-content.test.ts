@@ -1,11 +1,13 @@
-// /v1/convert from=docx, odt and rtf must not make LibreOffice read anything
-// outside the document (server-side request forgery, local file disclosure).
-// Each document below points, by one mechanism its format has, at a local HTTP
-// server that records every request, and at files of this machine; it is
-// converted by the real LibreOffice pool in embedded mode (to PDF, and from
-// ODT and RTF to DOCX too), and by Gotenberg (to PDF; 8.31 fetched the DOCX
-// linked picture, 8.34.0 does not). Nothing may be requested, nothing of those
-// files may end up in the output, and the document's own text stays.
+// /v1/convert from=docx, doc, odt and rtf must not make LibreOffice read
+// anything outside the document (server-side request forgery, local file
+// disclosure). Each document below points, by one mechanism its format has,
+// at a local HTTP server that records every request, and at files of this
+// machine; it is converted by the real LibreOffice pool in embedded mode (to
+// PDF, and from DOC, ODT and RTF to DOCX too), and by Gotenberg (to PDF; 8.31
+// fetched the DOCX linked picture, 8.34.0 does not). Nothing may be
+// requested, nothing of those files may end up in the output, and the
+// document's own text stays. The DOC and DOCX cases also go through the cold
+// `soffice --convert-to` fallback of the pool, on its profile.
 //
 // What is looked for in the output: the text LEAKEDMARKER (every remote
 // resource and every local file holds it), and images: the server's PNG is
@@ -22,6 +24,11 @@ import CFB from "cfb";
 import { strToU8, unzipSync, zipSync, type Zippable } from "fflate";
 import { after, before, describe, test } from "node:test";
 import { solidPng } from "../support/docx-templates.js";
+import { convertCold } from "../../services/conversion/cold-conversion.js";
+import { PDF } from "../../services/conversion/convert-target.js";
+import { libreOfficeExport } from "../../services/conversion/libreoffice-export.js";
+import { formatByName } from "../../services/conversion/source-format.js";
+import { docFromDocx } from "../support/doc-from-docx.js";
 import { docxFileText } from "../support/docx-text.js";
 import { startGotenberg } from "../support/gotenberg.js";
 import { pdfText, tool } from "../support/pdf-tools.js";
@@ -148,9 +155,9 @@ const oleLink = (rId: string, previewId: string, id: number) =>
 
 interface Case {
   name: string;
-  from: "docx" | "odt" | "rtf";
+  from: "docx" | "doc" | "odt" | "rtf";
   /** The document, pointing at `web` (the recording server) and `file(name)` (a file of this machine). */
-  build(web: string, file: (name: string) => string): Buffer;
+  build(web: string, file: (name: string) => string): Buffer | Promise<Buffer>;
   /** The document has an image of its own (4×4). */
   ownImage?: boolean;
 }
@@ -312,6 +319,37 @@ const CASES: Case[] = [
       }),
   },
   {
+    name: "doc-includepicture",
+    from: "doc",
+    build: (web, file) =>
+      docLinkingTo(
+        docx({
+          body: para(visible("doc-includepicture")) + linkedPicture("rIdHttp", 1) + linkedPicture("rIdFile", 2),
+          rels: [
+            { id: "rIdHttp", type: "image", target: `${web}/doc-includepicture.png`, external: true },
+            { id: "rIdFile", type: "image", target: file("secret.png"), external: true },
+          ],
+        }),
+        [`INCLUDEPICTURE  "${web}/doc-includepicture.png"`, `INCLUDEPICTURE  "${file("secret.png")}"`],
+      ),
+  },
+  {
+    name: "doc-includetext-link-fields",
+    from: "doc",
+    build: (web, file) =>
+      docLinkingTo(
+        docx({
+          body:
+            para(visible("doc-includetext-link-fields")) +
+            complexField(`INCLUDETEXT "${web}/doc-includetext.txt"`) +
+            complexField(`INCLUDETEXT "${file("secret.txt")}"`) +
+            complexField(`LINK Word.Document.12 "${web}/doc-link-field.docx" "" \\a \\t`) +
+            complexField(`LINK Word.Document.12 "${file("secret.docx")}" "" \\a \\t`),
+        }),
+        [`INCLUDETEXT "${web}/doc-includetext.txt"`, `INCLUDETEXT "${file("secret.txt")}"`, `LINK Word.Document.12 "${web}/doc-link-field.docx"`, `LINK Word.Document.12 "${file("secret.docx")}"`],
+      ),
+  },
+  {
     name: "odt-draw-image",
     from: "odt",
     build: (web, file) =>
@@ -424,6 +462,19 @@ const CASES: Case[] = [
   },
 ];
 
+/**
+ * The DOC LibreOffice writes from `source`, checked to still hold each field
+ * instruction of `instructions` (as Word 97 keeps text, UTF-16): a link lost
+ * on the way would leave the case testing nothing.
+ */
+async function docLinkingTo(source: Buffer, instructions: string[]): Promise<Buffer> {
+  const doc = await docFromDocx(source);
+  const text = doc.toString("utf16le");
+  const lost = instructions.filter((instruction) => !text.includes(instruction));
+  if (lost.length > 0) throw new Error(`the DOC made for the test lost its links: ${lost.join("; ")}`);
+  return doc;
+}
+
 /** An OLE 1.0 linked object (MS-OLEDS 2.2.6 LinkedObject): class, topic (the linked file), empty item, network name, update always. */
 function ole1Link(className: string, topic: string): string {
   const ansi = (text: string) => {
@@ -486,11 +537,20 @@ function leaks(text: string, imageSizes: string[], what: string): string[] {
   return found;
 }
 
+/**
+ * Cases also converted by the cold fallback directly: DOC and DOCX reach
+ * LibreOffice as sent (ODT and RTF are rewritten first, which the fallback
+ * never sees on its own), and these hold every kind of their links.
+ */
+const COLD_CASES = ["doc-includepicture", "doc-includetext-link-fields", "docx-drawing-blip-link", "docx-includetext-link-dde-fields"];
+
 interface Backend {
   title: string;
   start(): Promise<{ platform: Platform; stop(): Promise<void> }>;
   /** Whether it converts to DOCX too (Gotenberg writes PDF only). */
   toDocx: boolean;
+  /** Whether its LibreOffice pool falls back to a cold `soffice --convert-to` (convertCold), tried here directly. */
+  coldFallback: boolean;
 }
 
 const BACKENDS: Backend[] = [
@@ -501,6 +561,7 @@ const BACKENDS: Backend[] = [
       return { platform, stop: () => platform.stop() };
     },
     toDocx: true,
+    coldFallback: true,
   },
   {
     title: "Gotenberg",
@@ -513,11 +574,12 @@ const BACKENDS: Backend[] = [
       return { platform, stop: async () => void (await Promise.all([platform.stop(), gotenberg.stop()])) };
     },
     toDocx: false,
+    coldFallback: false,
   },
 ];
 
 for (const backend of BACKENDS) {
-  describe(`POST /v1/convert from docx, odt and rtf through ${backend.title}: nothing outside the document is read`, () => {
+  describe(`POST /v1/convert from docx, doc, odt and rtf through ${backend.title}: nothing outside the document is read`, () => {
     let platform: Platform;
     let stopBackend: (() => Promise<void>) | undefined;
     let server: Server;
@@ -558,7 +620,7 @@ for (const backend of BACKENDS) {
 
     for (const testCase of CASES) {
       test(`${testCase.name}: no request, no local file in the output, the text stays`, async () => {
-        const source = testCase.build(web, file);
+        const source = await testCase.build(web, file);
         requests.length = 0;
         const found: string[] = [];
 
@@ -588,6 +650,24 @@ for (const backend of BACKENDS) {
         assert.match(text, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
         if (docxText) assert.match(docxText, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
         if (!testCase.ownImage) assert.deepEqual(images, [], "the PDF holds an image, and the document has none of its own");
+      });
+    }
+
+    for (const testCase of backend.coldFallback ? CASES.filter((c) => COLD_CASES.includes(c.name)) : []) {
+      test(`${testCase.name}, through the cold fallback (soffice --convert-to on the pool's profile): no request, no local file in the output, the text stays`, async () => {
+        const source = await testCase.build(web, file);
+        const directory = mkdtempSync(join(files, "cold-"));
+        const input = join(directory, `${testCase.name}.${testCase.from}`);
+        writeFileSync(input, source);
+        requests.length = 0;
+
+        const pdfPath = await convertCold(input, formatByName(testCase.from)!.importFilter, libreOfficeExport(PDF), join(directory, "profile"), 60_000);
+        const text = await pdfText(pdfPath);
+        const found = leaks(text, await pdfImageSizes(pdfPath), "PDF");
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        found.push(...requests.map((request) => `request: ${request}`));
+        assert.deepEqual(found, [], `${testCase.name} read outside the document:\n${found.join("\n")}`);
+        assert.match(text, new RegExp(visible(testCase.name).replace(/\./g, "\\.")));
       });
     }
   });
