@@ -18,5 +18,4 @@ export type FromKafkaThread =
   | { type: "written"; batchId: number; position?: LogPosition; error?: string }
   | { type: "position"; position: LogPosition }
   | { type: "alreadyLogged"; requestId: number; eventIds?: string[]; error?: string }
-  | { type: "lag"; records: number }
-  | { type: "closed" };
+  | { type: "lag"; records: number };
