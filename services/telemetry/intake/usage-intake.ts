@@ -33,6 +33,7 @@ const MAX_BACKOFF_MS = 10_000;
 export class UsageIntake {
   private directAfter = 0;
   private delivering = false;
+  private closed = false;
   private backoffMs = 200;
   private readonly timer: NodeJS.Timeout;
   /** Direct writes past their deadline that have not settled yet: they may still land. */
@@ -73,6 +74,7 @@ export class UsageIntake {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     await this.spool.close();
   }
@@ -102,6 +104,7 @@ export class UsageIntake {
       }
       this.backoffMs = 200;
     } catch (error) {
+      if (this.closed) return; // the sink closed under the delivery: the next start delivers the spool
       this.logger.warn({ err: (error as Error).message, retryInMs: this.backoffMs }, "spool delivery failed; will retry");
       await new Promise((resolve) => setTimeout(resolve, this.backoffMs).unref());
       this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
