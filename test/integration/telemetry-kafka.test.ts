@@ -142,8 +142,8 @@ describe("telemetry through Kafka", () => {
     }
     const stopping = Date.now();
     await service.stop();
-    // the Kafka threads end once closed, whatever retry timers kafkajs left behind for the missing broker
-    assert.ok(Date.now() - stopping < 5000, `with Kafka down, the service took ${Date.now() - stopping} ms to stop`);
+    // the Kafka threads end once closed (2 s at most each), whatever kafkajs still waits on for the missing broker
+    assert.ok(Date.now() - stopping < 6000, `with Kafka down, the service took ${Date.now() - stopping} ms to stop`);
     await startPlatform(); // Kafka still down: the spool waits on disk
     await kafka.start();
     const counted = await usageWhen(base, key, range(), (u) => u.opens >= accepted, 120_000);

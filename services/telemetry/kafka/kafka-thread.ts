@@ -8,6 +8,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Admin } from "kafkajs";
 import { DataDir } from "../../core/data-dir.js";
 import { createLogger } from "../../core/logger.js";
+import { stopAll, type Stop } from "../../core/shutdown.js";
 import { kafkaClient } from "./kafka-client.js";
 import { KafkaLogReader } from "./kafka-log-reader.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
@@ -23,7 +24,7 @@ const post = (message: FromKafkaThread) => port.postMessage(message);
 let usageLog: KafkaUsageLog | undefined;
 let reader: KafkaLogReader | undefined;
 let closing = false;
-const stops: Array<() => Promise<void>> = [];
+const stops: Stop[] = [];
 if (role === "producer") {
   const kafka = kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger);
   const admin = kafka.admin();
@@ -61,6 +62,14 @@ async function learnPosition(log: KafkaUsageLog, admin: Admin): Promise<void> {
   if (closing) await admin.disconnect().catch(() => {});
 }
 
+/**
+ * How long the Kafka clients get to close (the aggregator leaving its group).
+ * A consumer whose broker is unreachable took up to 9 s to disconnect; the
+ * thread does not wait for it: the group moves its partitions after the
+ * session timeout, and the offsets fence any redelivery.
+ */
+const CLOSE_GRACE_MS = 2000;
+
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 port.on("message", (message: ToKafkaThread) => {
@@ -82,7 +91,7 @@ port.on("message", (message: ToKafkaThread) => {
   } else {
     closing = true;
     void (async () => {
-      for (const stop of stops) await stop().catch(() => {});
+      await stopAll(stops, CLOSE_GRACE_MS, logger);
       // kafkajs leaves retry timers behind for a broker it could not reach, which
       // kept the thread alive until KafkaThread's close timeout (15 s per thread)
       process.exit(0);
