@@ -14,6 +14,7 @@ import { remoteApi } from "./core/grpc-client.js";
 import { remoteHealthCheck } from "./core/grpc-health-client.js";
 import { hostedUnary, startGrpcHost, type HostedService } from "./core/grpc-host.js";
 import type { HealthCheck } from "./core/health.js";
+import { fixHeapGrowingFactor } from "./core/heap-growth.js";
 import { createLogger, type Logger } from "./core/logger.js";
 import { AnnotationServiceService } from "../gen/ts-proto/docservice/v1/annotation.js";
 import type { AnnotationApi } from "./annotation/annotation-service.js";
@@ -200,6 +201,7 @@ async function main(): Promise<void> {
   const role = (process.argv[2] ?? "all") as Role;
   if (!ROLES.includes(role)) throw new ConfigError([`role "${role}": expected one of ${ROLES.join(", ")}`]);
   const config = loadConfig();
+  fixHeapGrowingFactor();
   const logger = createLogger(config.logLevel).child({ role });
   failRequestsOnUncaughtErrors(logger);
   const stops = await start(role, config, logger);

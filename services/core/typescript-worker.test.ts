@@ -14,8 +14,8 @@ test("a worker module is the .ts source next to a .ts caller and the .js file ne
   assert.throws(() => workerModuleUrl("some-package", "file:///repo/a.ts"), /relative \.js specifier/);
 });
 
-async function echo(specifier: string, parentUrl: string, data: unknown): Promise<unknown> {
-  const worker = startTypeScriptWorker(specifier, parentUrl, data);
+async function echo(specifier: string, parentUrl: string, data: unknown, youngGenerationMb?: number): Promise<unknown> {
+  const worker = startTypeScriptWorker(specifier, parentUrl, data, youngGenerationMb ? { maxYoungGenerationSizeMb: youngGenerationMb } : undefined);
   try {
     return await new Promise((resolve, reject) => {
       worker.once("message", resolve);
@@ -27,12 +27,12 @@ async function echo(specifier: string, parentUrl: string, data: unknown): Promis
   }
 }
 
-const ECHO = `import { parentPort, workerData } from "node:worker_threads";
+const ECHO = `import { parentPort, resourceLimits, workerData } from "node:worker_threads";
 const data: { n: number } = workerData.data;
-parentPort!.postMessage({ n: data.n + 1, module: import.meta.url });
+parentPort!.postMessage({ n: data.n + 1, module: import.meta.url, youngGenerationMb: resourceLimits.maxYoungGenerationSizeMb });
 `;
 
-test("a compiled caller's worker loads its .js module directly; a .ts caller's gets tsx", async () => {
+test("a compiled caller's worker loads its .js module directly; a .ts caller's gets tsx; both get their heap limits", async () => {
   const dir = mkdtempSync(join(tmpdir(), "typescript-worker-"));
   try {
     writeFileSync(join(dir, "package.json"), '{"type": "module"}');
@@ -40,8 +40,8 @@ test("a compiled caller's worker loads its .js module directly; a .ts caller's g
     writeFileSync(join(dir, "echo.js"), ECHO.replace(": { n: number }", "").replace("parentPort!", "parentPort"));
     writeFileSync(join(dir, "echo.ts"), ECHO);
     const parent = (name: string) => pathToFileURL(join(dir, name)).href;
-    assert.deepEqual(await echo("./echo.js", parent("caller.js"), { n: 1 }), { n: 2, module: parent("echo.js") });
-    assert.deepEqual(await echo("./echo.js", parent("caller.ts"), { n: 41 }), { n: 42, module: parent("echo.ts") });
+    assert.deepEqual(await echo("./echo.js", parent("caller.js"), { n: 1 }, 16), { n: 2, module: parent("echo.js"), youngGenerationMb: 16 });
+    assert.deepEqual(await echo("./echo.js", parent("caller.ts"), { n: 41 }, 12), { n: 42, module: parent("echo.ts"), youngGenerationMb: 12 });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { Worker, type ResourceLimits } from "node:worker_threads";
 
 const TSX_BOOTSTRAP = new URL("./typescript-worker.bootstrap.mjs", import.meta.url);
 
@@ -21,10 +21,11 @@ export function workerModuleUrl(specifier: string, parentUrl: string): URL {
  * `workerData.data`. Compiled, the thread loads the `.js` module directly and
  * nothing else. From the sources, the thread first registers tsx
  * (typescript-worker.bootstrap.mjs): workers do not inherit the main thread's
- * `--import tsx` loader (tsx issue #354).
+ * `--import tsx` loader (tsx issue #354). `resourceLimits` are the thread's
+ * heap limits, as `new Worker` takes them.
  */
-export function startTypeScriptWorker(specifier: string, parentUrl: string, data: unknown): Worker {
+export function startTypeScriptWorker(specifier: string, parentUrl: string, data: unknown, resourceLimits?: ResourceLimits): Worker {
   const module = workerModuleUrl(specifier, parentUrl);
-  const workerData = { module: module.href, data };
-  return module.pathname.endsWith(".ts") ? new Worker(TSX_BOOTSTRAP, { workerData }) : new Worker(module, { workerData });
+  const options = { workerData: { module: module.href, data }, resourceLimits };
+  return new Worker(module.pathname.endsWith(".ts") ? TSX_BOOTSTRAP : module, options);
 }
