@@ -56,6 +56,83 @@ const component = (what: string, defaultReplicas: number) => ({
   },
 });
 
+/**
+ * spec.limits: per field, the platform variable it sets (services/core/config.ts,
+ * VARIABLES), the platform's default there (what an omitted field keeps), an
+ * upper bound that catches a slip of units, and what it does. The timeouts stay
+ * far below 2^31 ms, past which Node's timers fire at once.
+ */
+export const LIMITS = {
+  headersTimeoutMs: {
+    variable: "HTTP_HEADERS_TIMEOUT_MS",
+    platformDefault: "10000",
+    maximum: 600_000,
+    doc: "Gateway: longest the request line and headers may take to arrive (then 408), and longest a new connection may stay silent, in ms.",
+  },
+  requestTimeoutMs: {
+    variable: "HTTP_REQUEST_TIMEOUT_MS",
+    platformDefault: "300000",
+    maximum: 86_400_000,
+    doc: "Gateway: longest a whole request, body included, may take to arrive (then 408), in ms.",
+  },
+  keepAliveTimeoutMs: {
+    variable: "HTTP_KEEP_ALIVE_TIMEOUT_MS",
+    platformDefault: "5000",
+    maximum: 3_600_000,
+    doc: "Gateway: how long an idle keep-alive connection is kept open between requests, in ms. Behind a load balancer, keep it above the balancer's idle timeout.",
+  },
+  minBodyBytesPerSecond: {
+    variable: "HTTP_MIN_BODY_BYTES_PER_SECOND",
+    platformDefault: "1024",
+    maximum: 10_485_760,
+    doc: "Gateway: slowest request body accepted once it has started, in bytes per second averaged over 10 s (then 408 and the connection closed).",
+  },
+  maxConnections: {
+    variable: "HTTP_MAX_CONNECTIONS",
+    platformDefault: "auto",
+    maximum: 1_048_576,
+    doc: "Gateway: open connections to a pod in all; more are closed as they arrive. auto is half the process's open-file limit.",
+  },
+  maxConnectionsPerClient: {
+    variable: "HTTP_MAX_CONNECTIONS_PER_CLIENT",
+    platformDefault: "512",
+    maximum: 1_048_576,
+    doc: "Gateway: open connections to a pod from one client address; more are closed as they arrive. Behind an ingress or proxy every connection comes from its few addresses.",
+  },
+  grpcMaxConnectionIdleMs: {
+    variable: "GRPC_MAX_CONNECTION_IDLE_MS",
+    platformDefault: "300000",
+    maximum: 86_400_000,
+    doc: "gRPC servers: a connection without calls this long is closed (GOAWAY), in ms.",
+  },
+  grpcMaxConnectionAgeMs: {
+    variable: "GRPC_MAX_CONNECTION_AGE_MS",
+    platformDefault: "1800000",
+    maximum: 604_800_000,
+    doc: "gRPC servers: a connection older than this is asked to go away, so clients reconnect and spread over new replicas, in ms.",
+  },
+  grpcMaxConnectionAgeGraceMs: {
+    variable: "GRPC_MAX_CONNECTION_AGE_GRACE_MS",
+    platformDefault: "120000",
+    maximum: 3_600_000,
+    doc: "gRPC servers: how long the calls of a connection asked to go away may still run, in ms.",
+  },
+  grpcMaxConcurrentStreams: {
+    variable: "GRPC_MAX_CONCURRENT_STREAMS",
+    platformDefault: "1024",
+    maximum: 65_536,
+    doc: "gRPC servers: calls at once on one connection.",
+  },
+} as const;
+export type LimitName = keyof typeof LIMITS;
+
+const limit = ({ variable, platformDefault, maximum, doc }: (typeof LIMITS)[LimitName]) => ({
+  type: "integer",
+  minimum: 1,
+  maximum,
+  description: `${doc} Sets ${variable}; omitted: ${platformDefault}.`,
+});
+
 const perSecond = (route: string) => ({ type: "number", minimum: 0, default: 0, description: `Expected ${route} requests per second at peak.` });
 
 export const SPEC_SCHEMA = {
@@ -178,6 +255,12 @@ export const SPEC_SCHEMA = {
           items: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
         },
       },
+    },
+    limits: {
+      type: "object",
+      description:
+        "Connection limits of the gateway (HTTP) and of the backends' gRPC servers, each the platform variable named in its description. An omitted field keeps the platform's default. The memory that request bodies in flight may hold is not set here: each component gets half of its resources.limits.memory (DOCSERVICE_MEMORY_BUDGET_MB).",
+      properties: Object.fromEntries(Object.entries(LIMITS).map(([name, field]) => [name, limit(field)])),
     },
     expectedLoad: {
       type: "object",

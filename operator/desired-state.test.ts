@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { desiredState, type Environment } from "./desired-state.js";
+import { VARIABLES } from "../services/core/config.js";
+import { LIMITS, SPEC_SCHEMA } from "./crd.js";
+import { desiredState, memoryBudgetMb, type Environment } from "./desired-state.js";
 import type { DocService, KubeObject } from "./types.js";
 
 const profile: Environment["profile"] = {
@@ -168,5 +170,72 @@ describe("desired state", () => {
     assert.ok(env.some((e: any) => e.name === "PKCS11_PIN" && e.valueFrom.secretKeyRef.name === "hsm"));
     assert.ok(env.some((e: any) => e.name === "SMTP_HOST" && e.valueFrom.secretKeyRef.name === "smtp"));
     assert.ok(env.some((e: any) => e.name === "DOCSERVICE_ADMIN_TOKEN" && e.valueFrom.secretKeyRef.name === "admin"));
+  });
+
+  test("spec.limits: the ConfigMap carries exactly the given fields, as their variables; none when omitted", () => {
+    const configOf = (spec: Partial<DocService["spec"]>) => (find(desiredState(resource(spec), { profile, kedaInstalled: false }).objects, "ConfigMap", "acme-config") as any).data;
+    const plain = configOf({});
+    const variables = Object.values(LIMITS).map((field) => field.variable);
+    assert.deepEqual(variables.filter((variable) => variable in plain), [], "omitted limits keep the platform's defaults");
+    assert.deepEqual(configOf({ limits: {} }), plain);
+
+    const limited = configOf({ limits: { requestTimeoutMs: 120_000, maxConnections: 20_000, keepAliveTimeoutMs: 65_000, grpcMaxConcurrentStreams: 256 } });
+    const added = Object.fromEntries(Object.entries(limited).filter(([key]) => !(key in plain)));
+    assert.deepEqual(added, { HTTP_REQUEST_TIMEOUT_MS: "120000", HTTP_MAX_CONNECTIONS: "20000", HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000", GRPC_MAX_CONCURRENT_STREAMS: "256" });
+    assert.deepEqual({ ...limited, ...plain }, limited, "the rest of the ConfigMap is unchanged");
+
+    const every = Object.fromEntries(Object.keys(LIMITS).map((name, i) => [name, i + 1]));
+    assert.deepEqual(
+      Object.fromEntries(variables.map((variable) => [variable, configOf({ limits: every })[variable]])),
+      Object.fromEntries(variables.map((variable, i) => [variable, String(i + 1)])),
+    );
+  });
+
+  test("spec.limits: each field sets a platform variable, says so with its default, and stays within 1 and a bound Node's timers can hold", () => {
+    const properties = SPEC_SCHEMA.properties.limits.properties as Record<string, { type: string; minimum: number; maximum: number; description: string }>;
+    assert.deepEqual(Object.keys(properties), Object.keys(LIMITS));
+    const platform = Object.values(VARIABLES) as { name: string; default: string | undefined }[];
+    for (const [name, field] of Object.entries(LIMITS)) {
+      assert.equal(platform.find((variable) => variable.name === field.variable)?.default, field.platformDefault, `${name}: ${field.variable} and its default`);
+      const schema = properties[name];
+      assert.equal(schema.type, "integer");
+      assert.equal(schema.minimum, 1);
+      assert.ok(schema.maximum > 1 && schema.maximum < 2 ** 31, `${name}: maximum ${schema.maximum}`);
+      assert.match(schema.description, new RegExp(`Sets ${field.variable}; omitted: ${field.platformDefault}\\.$`));
+    }
+  });
+
+  test("memory budget: half of each container's memory limit in MiB (rounded down), from any quantity spelling; absent without a limit", () => {
+    const memory = (limit: string | number) => ({ resources: { requests: { memory: "64Mi" }, limits: { cpu: "1", memory: limit } } });
+    const { objects } = desiredState(
+      resource({
+        components: { gateway: memory("512Mi"), signing: memory("1.5Gi"), keys: memory("1G"), conversion: memory(1_073_741_824), telemetryApi: { resources: { requests: { memory: "1Gi" } } } },
+      }),
+      { profile, kedaInstalled: false },
+    );
+    const budget = (deployment: string) =>
+      (find(objects, "Deployment", deployment) as any).spec.template.spec.containers[0].env.find((e: any) => e.name === "DOCSERVICE_MEMORY_BUDGET_MB")?.value;
+    assert.equal(budget("acme-gateway"), "256");
+    assert.equal(budget("acme-signing"), "768");
+    assert.equal(budget("acme-keys"), "476"); // 10^9 / 2 / 2^20 = 476.8
+    assert.equal(budget("acme-conversion"), "512");
+    assert.equal(budget("acme-telemetry-api"), undefined, "a request is no limit: the platform decides");
+    assert.ok(!("DOCSERVICE_MEMORY_BUDGET_MB" in (find(objects, "ConfigMap", "acme-config") as any).data), "per container, not shared");
+
+    for (const [limit, mb] of [
+      ["2Gi", 1024],
+      ["1500M", 715],
+      ["1e9", 476],
+      ["1E9", 476],
+      ["1073741824", 512],
+      [1e9, 476],
+      ["0.5Gi", 256],
+      ["4096Ki", 2],
+      ["1Ti", 524_288],
+      ["3G", 1430],
+    ] as const) {
+      assert.equal(memoryBudgetMb(limit), mb, String(limit));
+    }
+    for (const tooSmallOrWrong of ["500k", "1Mi", "0", "-2Gi", "512MB", "Gi", "", "1e99999"]) assert.equal(memoryBudgetMb(tooSmallOrWrong), undefined, tooSmallOrWrong);
   });
 });

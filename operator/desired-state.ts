@@ -3,7 +3,8 @@
  * resource, the sizing profile and whether KEDA is installed to the objects
  * the operator applies. Kept free of I/O so every rule is unit-tested.
  */
-import { COMPONENTS, GROUP, KIND, VERSION, type ComponentName } from "./crd.js";
+import { COMPONENTS, GROUP, KIND, LIMITS, VERSION, type ComponentName, type LimitName } from "./crd.js";
+import { quantityValue } from "./quantity.js";
 import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, type SizingProfile } from "./sizing.js";
 import type { ComponentSpec, DocService, KubeObject } from "./types.js";
 
@@ -182,8 +183,42 @@ function configMap(resource: DocService): KubeObject {
     ...(spec.hsm
       ? { SIGNING_KEY_BACKEND: "pkcs11", PKCS11_MODULE: spec.hsm.modulePath, PKCS11_TOKEN_LABEL: spec.hsm.tokenLabel, PKCS11_KEY_LABEL: spec.hsm.keyLabel }
       : {}),
+    ...limitsEnv(spec.limits ?? {}),
   };
   return { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(resource, configMapName(name)), data };
+}
+
+/** spec.limits as their variables; an omitted field is left out, so the platform's default holds. */
+function limitsEnv(limits: Partial<Record<LimitName, number>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(LIMITS).flatMap(([name, { variable }]) => {
+      const value = limits[name as LimitName];
+      return value === undefined ? [] : [[variable, String(value)]];
+    }),
+  );
+}
+
+const MIB = 2n ** 20n;
+
+/**
+ * DOCSERVICE_MEMORY_BUDGET_MB for a container with this memory limit: half of
+ * it, in MiB rounded down. Request bodies and the documents made of them may
+ * hold that much; the other half is the process itself: V8's heaps, the worker
+ * threads, and in the conversion pods the LibreOffice processes. Undefined for
+ * a limit that is not a quantity, or whose half is under 1 MiB or past what the
+ * variable can hold (the platform then takes half the cgroup limit itself).
+ */
+export function memoryBudgetMb(memoryLimit: string | number): number | undefined {
+  const bytes = quantityValue(memoryLimit);
+  if (bytes === undefined) return undefined;
+  const budget = bytes / (2n * MIB);
+  return budget >= 1n && budget <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(budget) : undefined;
+}
+
+function memoryBudgetEnv(componentSpec: ComponentSpec): object[] {
+  const limit = componentSpec.resources?.limits?.memory;
+  const budget = limit === undefined ? undefined : memoryBudgetMb(limit);
+  return budget === undefined ? [] : [{ name: "DOCSERVICE_MEMORY_BUDGET_MB", value: String(budget) }];
 }
 
 /** Secret-backed environment: Kubernetes expands $(REDIS_PASSWORD) in REDIS_URL from the variable defined before it. */
@@ -264,6 +299,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
               env: [
                 ...secretEnv(resource),
                 ...tlsEnv,
+                ...memoryBudgetEnv(componentSpec),
                 ...(gateway || component.name === "telemetryAggregator" ? [{ name: "PORT", value: String(port.containerPort) }] : []),
               ],
               readinessProbe: { ...probe, periodSeconds: 5 },

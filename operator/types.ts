@@ -1,5 +1,5 @@
 /** The DocService resource as the operator reads it (defaults applied by the API server from operator/crd.ts). */
-import type { ComponentName } from "./crd.js";
+import type { ComponentName, LimitName } from "./crd.js";
 
 export interface SecretKeyRef {
   name: string;
@@ -33,6 +33,8 @@ export interface DocServiceSpec {
   conversion: { backend: "local" | "gotenberg"; gotenbergUrl?: string };
   /** NetworkPolicy peers (podSelector/namespaceSelector/ipBlock) allowed to call the backends' gRPC directly; they mount the `<name>-client-tls` Secret. */
   internalClients?: { from: object[] };
+  /** Connection limits, each written to the ConfigMap as its variable (LIMITS in operator/crd.ts); an omitted one keeps the platform's default. */
+  limits?: Partial<Record<LimitName, number>>;
   expectedLoad: { sign: number; convert: number; collect: number; auth: number };
   autoscaling: { mode: "auto" | "hpa" | "keda"; headroom: number };
 }

@@ -15,6 +15,7 @@ import { remoteHealthCheck } from "./core/grpc-health-client.js";
 import { hostedUnary, startGrpcHost, type HostedService } from "./core/grpc-host.js";
 import type { HealthCheck } from "./core/health.js";
 import { fixHeapGrowingFactor } from "./core/heap-growth.js";
+import { MessageLimits } from "./core/message-limits.js";
 import { createLogger, type Logger } from "./core/logger.js";
 import { AnnotationServiceService } from "../gen/ts-proto/docservice/v1/annotation.js";
 import type { AnnotationApi } from "./annotation/annotation-service.js";
@@ -99,10 +100,25 @@ async function startBackends(role: Role, config: Config, transport: InternalTran
     stops.unshift(await serveMetrics(config, logger));
   }
   if (hosted.length > 0) {
-    const host = await startGrpcHost({ host: config.grpcHost, port: config.grpcPort, transport, credentials: credentialCheck(config.adminToken, keysForCallers(config, transport, backends.keys)) }, hosted, logger);
+    const host = await startGrpcHost(
+      {
+        host: config.grpcHost,
+        port: config.grpcPort,
+        transport,
+        credentials: credentialCheck(config.adminToken, keysForCallers(config, transport, backends.keys)),
+        connections: config,
+        messages: messageLimits(config),
+      },
+      hosted,
+      logger,
+    );
     stops.unshift(host.shutdown);
   }
   return backends;
+}
+
+function messageLimits(config: Config): MessageLimits {
+  return new MessageLimits({ signingBytes: config.signingMaxBytes, signingMetadataBytes: config.signingMetadataMaxBytes, conversionBytes: config.conversionMaxBytes });
 }
 
 function internalTransport(config: Config): InternalTransport {
@@ -192,6 +208,7 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
     // in-process backends only: a gateway alone does not know its backends' sizes
     capacity: role === "all" ? { sign: config.signingWorkers, ...(config.conversionBackend === "local" ? { convert: config.conversionPoolSize } : {}) } : {},
     bridges: [keyServiceBridge(backends.keys), signingServiceBridge(backends.signing), telemetryServiceBridge(backends.telemetry)],
+    messages: messageLimits(config),
   });
   stops.unshift(gateway.close);
   return stops;

@@ -25,10 +25,10 @@ test("every /v1 route has exactly one rule, and the table names no other", () =>
   const routes = [
     healthRoute({}, Date.now()),
     ...authRoutes(unused),
-    convertRoute(unused, 1),
+    convertRoute(unused, 1, 1),
     annotateRoute(unused, 1),
-    ...signRoutes(unused, { maxDocumentBytes: 1, metadataMaxBytes: 1 }),
-    ...telemetryRoutes(unused, { metadataMaxBytes: 1 }),
+    ...signRoutes(unused, { maxDocumentBytes: 1, metadataMaxBytes: 1, maxBodyBytes: 1 }),
+    ...telemetryRoutes(unused, { metadataMaxBytes: 1, collectBodyBytes: 1, licenseKeyBodyBytes: 1 }),
   ];
   assert.deepEqual(routes.map((r) => `${r.method} ${r.path}`).sort(), Object.keys(ROUTE_ACCESS).sort());
 });

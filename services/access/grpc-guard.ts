@@ -1,5 +1,6 @@
 import type { Metadata, ServerUnaryCall, sendUnaryData, UntypedHandleCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { toGrpcStatus } from "../core/grpc-errors.js";
+import { RefusedMessage } from "../core/grpc-limits.js";
 import type { GrpcDefinition } from "../core/unary-api.js";
 import { rpcAccess } from "./access-rules.js";
 import { admit, type Caller, type CredentialCheck } from "./admit.js";
@@ -12,6 +13,8 @@ type AnyCall = ServerUnaryCall<unknown, unknown> & { request?: Record<string, un
  * services/access/access-rules.ts, whatever the transport. A caller other than
  * the gateway cannot speak for someone else: the message's callerKeyId is the
  * key it presented, and its clientIp (per-address rate limits) its own address.
+ * A message that was refused undecoded (services/core/grpc-limits.ts) is
+ * answered with its error once the caller is admitted.
  */
 export function guardService(
   serviceName: string,
@@ -27,6 +30,7 @@ export function guardService(
       const authorization = call.metadata.get("authorization")[0];
       admit(access, { authorization: typeof authorization === "string" ? authorization : undefined, fromGateway: transport.fromGateway(call) }, credentials).then(
         (caller) => {
+          if (call.request instanceof RefusedMessage) return void callback?.(toGrpcStatus(call.request.error));
           if (caller.kind !== "gateway" && call.request) speakOnlyForYourself(call.request, caller, call.getPeer());
           (handler as (call: AnyCall, callback?: sendUnaryData<unknown>) => void)(call, callback);
         },

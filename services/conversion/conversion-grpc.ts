@@ -3,7 +3,7 @@ import { ConversionServiceService, type ConvertRequest, type ConvertResponse } f
 import type { InternalTransport } from "../access/internal-transport.js";
 import { ServiceError } from "../core/errors.js";
 import { fromGrpcError, toGrpcStatus } from "../core/grpc-errors.js";
-import { GRPC_CHANNEL_OPTIONS } from "../core/grpc-limits.js";
+import { GRPC_CHANNEL_OPTIONS, RefusedMessage } from "../core/grpc-limits.js";
 import { tooLarge, type ConversionApi, type ConvertInput, type ConvertOutput } from "./conversion-service.js";
 import { PDF, targetFromProto, targetToProto } from "./convert-target.js";
 import { formatByProto } from "./source-format.js";
@@ -30,8 +30,9 @@ export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number)
         failed = true;
         call.emit("error", toGrpcStatus(error));
       };
-      call.on("data", (message: ConvertRequest) => {
+      call.on("data", (message: ConvertRequest | RefusedMessage) => {
         if (failed) return;
+        if (message instanceof RefusedMessage) return fail(message.error);
         if (message.header) {
           const format = formatByProto(message.header.sourceFormat);
           if (input || !format) return fail(new ServiceError("VALIDATION_ERROR", "The first message must be the only header, with a known source format.", { details: [{ field: "header.sourceFormat", issue: "unknown or repeated" }] }));

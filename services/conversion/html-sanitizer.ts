@@ -1,5 +1,6 @@
 import postcss, { type Root } from "postcss";
 import sanitizeHtml, { type IOptions } from "sanitize-html";
+import { checkHtmlNesting } from "./nesting-limits.js";
 
 /**
  * HTML as LibreOffice's HTML import may read it: nothing in it points outside
@@ -15,10 +16,13 @@ import sanitizeHtml, { type IOptions } from "sanitize-html";
  * `data:` PNG, JPEG, GIF, BMP or WebP. Everything else (script, iframe, frame,
  * object, embed, applet, link, base, meta, form controls, audio, video, SVG,
  * `srcset`, `background`, other images, event handlers) is dropped, the text
- * of an unknown element kept.
+ * of an unknown element kept. Elements nested deeper than MAX_HTML_NESTING
+ * are refused (422) before sanitize-html reads them.
  */
 export function sanitizeHtmlDocument(html: Buffer): Buffer {
-  const clean = sanitizeHtml(decodeHtml(html), OPTIONS);
+  const text = decodeHtml(html);
+  checkHtmlNesting(text);
+  const clean = sanitizeHtml(text, OPTIONS);
   // Every text and attribute value of sanitize-html's output is escaped, so a
   // literal "<title>" or "<style>" in it is one of the elements it kept; the
   // content of <style> is passed through raw and needs cleaning here.

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
+import { ServiceError } from "../core/errors.js";
 import { sanitizeHtmlDocument } from "./html-sanitizer.js";
 import { markdownToHtml } from "./markdown-source.js";
+import { MAX_MARKDOWN_NESTING } from "./nesting-limits.js";
 import { neutralizeRtfFields } from "./rtf-fields.js";
-import { SanitizerThread } from "./sanitizer-thread.js";
+import { SANITIZE_BASE_MS, SANITIZE_MS_PER_MB, sanitizeBudgetMs, SanitizerThread } from "./sanitizer-thread.js";
 
 const sanitizer = new SanitizerThread();
 after(() => sanitizer.close());
@@ -61,4 +63,33 @@ test("RTF is rewritten on the thread as neutralizeRtfFields rewrites it", async 
   assert.deepEqual(clean, neutralizeRtfFields(rtf));
   assert.doesNotMatch(clean.toString("latin1"), /INCLUDEPICTURE|hostname/);
   assert.match(clean.toString("latin1"), /fldrslt old/);
+});
+
+const unprocessable = (message: RegExp) => (error: unknown) => {
+  assert.ok(error instanceof ServiceError, String(error));
+  assert.equal(error.code, "UNPROCESSABLE_DOCUMENT");
+  assert.match(error.message, message);
+  return true;
+};
+
+test("Markdown nested past the limit is a 422 naming it, not a stack overflow; the thread carries on", async () => {
+  await assert.rejects(sanitizer.sanitize(Buffer.from(`${"> ".repeat(50_000)}x\n`), "markdown"), unprocessable(new RegExp(`more than ${MAX_MARKDOWN_NESTING} levels`)));
+  assert.match((await sanitizer.sanitize(Buffer.from("> quoted\n"), "markdown")).toString(), /<blockquote>/);
+});
+
+test("the time limit grows with the source, for HTML and Markdown only", () => {
+  assert.equal(sanitizeBudgetMs("html", 0), SANITIZE_BASE_MS);
+  assert.equal(sanitizeBudgetMs("markdown", 1_000_000), SANITIZE_BASE_MS + SANITIZE_MS_PER_MB);
+  assert.equal(sanitizeBudgetMs("odt", 1_000_000), undefined);
+  assert.equal(sanitizeBudgetMs("rtf", 1_000_000), undefined);
+});
+
+test("Markdown that keeps marked busy past the time limit is a 422 naming it; the thread is replaced", async () => {
+  const markdown = Buffer.from("a*".repeat(135_000)); // 270 KB; marked alone takes 30 s
+  const budgetMs = sanitizeBudgetMs("markdown", markdown.length)!;
+  const started = performance.now();
+  await assert.rejects(sanitizer.sanitize(markdown, "markdown"), unprocessable(new RegExp(`longer than ${budgetMs} ms`)));
+  const tookMs = performance.now() - started;
+  assert.ok(tookMs >= budgetMs && tookMs < budgetMs + 1000, `refused after ${tookMs.toFixed(0)} ms, the limit being ${budgetMs} ms`);
+  assert.deepEqual(await sanitizer.sanitize(page(1), "html"), sanitizeHtmlDocument(page(1)));
 });

@@ -1,5 +1,7 @@
 // The worker side of SanitizerThread: makes the sources it is sent safe to convert, one at a time.
 import { parentPort } from "node:worker_threads";
+import { ServiceError } from "../core/errors.js";
+import { serializeError, type SerializedError } from "../core/thread-errors.js";
 import { sanitizeHtmlDocument } from "./html-sanitizer.js";
 import { markdownToHtml } from "./markdown-source.js";
 import { stripOdtLinks } from "./odt-links.js";
@@ -16,19 +18,26 @@ const SANITIZE: Record<SanitizedFormat, (source: Buffer) => Buffer> = {
 };
 
 export interface SanitizeRequest {
-  id: number;
   source: Uint8Array;
   format: SanitizedFormat;
 }
 
-export type SanitizeAnswer = { id: number; clean: Uint8Array } | { id: number; error: string };
+/** `started` first (the thread's time limit runs from then), then the source rewritten or the error. */
+export type SanitizeAnswer = { started: true } | { clean: Uint8Array } | { error: SerializedError };
+
+/** A parser's recursion that the nesting limits did not foresee is the document's doing, like the nesting they refuse. */
+function documentError(error: unknown): unknown {
+  if (!(error instanceof RangeError && /call stack/i.test(error.message))) return error;
+  return new ServiceError("UNPROCESSABLE_DOCUMENT", "The document nests too deeply to be read.");
+}
 
 const port = parentPort!;
-port.on("message", ({ id, source, format }: SanitizeRequest) => {
+port.on("message", ({ source, format }: SanitizeRequest) => {
+  port.postMessage({ started: true } satisfies SanitizeAnswer);
   try {
     const clean = SANITIZE[format](Buffer.from(source.buffer, source.byteOffset, source.byteLength));
-    port.postMessage({ id, clean } satisfies SanitizeAnswer);
+    port.postMessage({ clean } satisfies SanitizeAnswer);
   } catch (error) {
-    port.postMessage({ id, error: error instanceof Error ? error.message : String(error) } satisfies SanitizeAnswer);
+    port.postMessage({ error: serializeError(documentError(error)) } satisfies SanitizeAnswer);
   }
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { homedir, availableParallelism } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -34,6 +35,17 @@ describe("loadConfig defaults", () => {
       adminToken: undefined,
       trustProxy: false,
       shutdownTimeoutMs: 10000,
+      headersTimeoutMs: 10000,
+      requestTimeoutMs: 300000,
+      keepAliveTimeoutMs: 5000,
+      minBodyBytesPerSecond: 1024,
+      maxConnections: config.maxConnections,
+      maxConnectionsPerClient: 512,
+      memoryBudgetMb: undefined,
+      grpcMaxConnectionIdleMs: 300000,
+      grpcMaxConnectionAgeMs: 1800000,
+      grpcMaxConnectionAgeGraceMs: 120000,
+      grpcMaxConcurrentStreams: 1024,
       keysServiceAddress: undefined,
       backendTimeoutMs: 10000,
       redisUrl: undefined,
@@ -103,6 +115,12 @@ describe("loadConfig defaults", () => {
       "127.0.0.1:8081",
       "[::1]:9000",
     ]);
+  });
+
+  test("HTTP_MAX_CONNECTIONS auto is half the open-file limit, and a number is taken as is", () => {
+    const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"))![1]);
+    assert.equal(loadConfig({}).maxConnections, Math.floor(openFiles / 2));
+    assert.equal(loadConfig({ HTTP_MAX_CONNECTIONS: "300" }).maxConnections, 300);
   });
 
   test("the pool size is a number of instances or auto", () => {

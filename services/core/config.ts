@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { homedir, availableParallelism } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -24,6 +25,12 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const boolean = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const optionalText = z.string().min(1).optional();
+
+/** The soft limit on this process's open files (each connection takes one). */
+function openFileLimit(): number {
+  const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+  return line && line[1] !== "unlimited" ? Number(line[1]) : 65536;
+}
 
 function expandHome(path: string): string {
   return path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
@@ -77,6 +84,27 @@ export const VARIABLES = {
   adminToken: secret("DOCSERVICE_ADMIN_TOKEN", z.string().min(16).optional(), "Bearer token for admin calls (at least 16 characters); admin calls are refused when unset."),
   trustProxy: variable("TRUST_PROXY", boolean, "false", "Take the client address from X-Forwarded-For (only behind a trusted proxy)."),
   shutdownTimeoutMs: variable("SHUTDOWN_TIMEOUT_MS", positiveInt, "10000", "How long SIGTERM waits for in-flight requests before closing connections."),
+  headersTimeoutMs: variable("HTTP_HEADERS_TIMEOUT_MS", positiveInt, "10000", "Longest the request line and headers may take to arrive (then 408), and longest a new connection may stay silent."),
+  requestTimeoutMs: variable("HTTP_REQUEST_TIMEOUT_MS", positiveInt, "300000", "Longest a whole request, body included, may take to arrive (then 408)."),
+  keepAliveTimeoutMs: variable("HTTP_KEEP_ALIVE_TIMEOUT_MS", positiveInt, "5000", "How long an idle keep-alive connection is kept open between requests."),
+  minBodyBytesPerSecond: variable("HTTP_MIN_BODY_BYTES_PER_SECOND", positiveInt, "1024", "Slowest request body accepted once it has started, averaged over 10 s (then 408 and the connection closed)."),
+  maxConnections: variable(
+    "HTTP_MAX_CONNECTIONS",
+    z.union([z.literal("auto").transform(() => Math.floor(openFileLimit() / 2)), positiveInt]),
+    "auto",
+    "Open connections to the gateway in all; more are closed as they arrive. auto is half the process's open-file limit.",
+  ),
+  maxConnectionsPerClient: variable("HTTP_MAX_CONNECTIONS_PER_CLIENT", positiveInt, "512", "Open connections from one client address (the proxy's, behind one); more are closed as they arrive."),
+  memoryBudgetMb: variable(
+    "DOCSERVICE_MEMORY_BUDGET_MB",
+    positiveInt.optional(),
+    undefined,
+    "Memory the request bodies and documents in flight may hold; a request that would pass it gets 503 with Retry-After before its body is read. Unset: half the container's memory limit (cgroup), or a quarter of the machine's memory without one.",
+  ),
+  grpcMaxConnectionIdleMs: variable("GRPC_MAX_CONNECTION_IDLE_MS", positiveInt, "300000", "A gRPC connection without calls this long is closed (GOAWAY)."),
+  grpcMaxConnectionAgeMs: variable("GRPC_MAX_CONNECTION_AGE_MS", positiveInt, "1800000", "A gRPC connection older than this is asked to go away, so clients reconnect and spread over new replicas."),
+  grpcMaxConnectionAgeGraceMs: variable("GRPC_MAX_CONNECTION_AGE_GRACE_MS", positiveInt, "120000", "How long the calls of a connection asked to go away may still run."),
+  grpcMaxConcurrentStreams: variable("GRPC_MAX_CONCURRENT_STREAMS", positiveInt, "1024", "Calls at once on one gRPC connection."),
   keysServiceAddress: variable("KEYS_SERVICE_ADDR", optionalText, undefined, "host:port of KeyService for a gateway started alone (unset there: its routes answer 503)."),
   backendTimeoutMs: variable("BACKEND_TIMEOUT_MS", positiveInt, "10000", "Deadline of each gateway call to a backend service."),
   redisUrl: secret("REDIS_URL", z.url({ protocol: /^rediss?$/ }).optional(), "Redis for keys, codes and rate limits (redis://…); unset means the embedded store in the data directory."),

@@ -19,11 +19,17 @@ export const ERROR_CODES = {
   NOT_FOUND: { http: 404, grpc: GrpcStatus.NOT_FOUND },
   METHOD_NOT_ALLOWED: { http: 405, grpc: GrpcStatus.UNIMPLEMENTED },
   CONFLICT: { http: 409, grpc: GrpcStatus.ALREADY_EXISTS },
+  REQUEST_TIMEOUT: { http: 408, grpc: GrpcStatus.DEADLINE_EXCEEDED },
   PAYLOAD_TOO_LARGE: { http: 413, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
+  URI_TOO_LONG: { http: 414, grpc: GrpcStatus.INVALID_ARGUMENT },
   UNSUPPORTED_MEDIA_TYPE: { http: 415, grpc: GrpcStatus.INVALID_ARGUMENT },
+  EXPECTATION_FAILED: { http: 417, grpc: GrpcStatus.INVALID_ARGUMENT },
   UNPROCESSABLE_DOCUMENT: { http: 422, grpc: GrpcStatus.FAILED_PRECONDITION },
   RATE_LIMITED: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
+  HEADERS_TOO_LARGE: { http: 431, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   INTERNAL: { http: 500, grpc: GrpcStatus.INTERNAL },
+  // a capability this deployment was not set up with: asking again will not help, so no Retry-After
+  NOT_CONFIGURED: { http: 501, grpc: GrpcStatus.UNIMPLEMENTED },
   UNAVAILABLE: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
   TIMEOUT: { http: 504, grpc: GrpcStatus.DEADLINE_EXCEEDED },
 } as const;
@@ -41,6 +47,8 @@ export interface ServiceErrorOptions {
   cause?: unknown;
 }
 
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
 /** An error meant for the caller: its message is safe to show. */
 export class ServiceError extends Error {
   readonly code: ErrorCode;
@@ -52,7 +60,8 @@ export class ServiceError extends Error {
     this.name = "ServiceError";
     this.code = code;
     this.details = options.details;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+    // every 503 tells the client when to come back, also where the thrower did not know
+    this.retryAfterSeconds = options.retryAfterSeconds ?? (code === "UNAVAILABLE" ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
   }
 
   get httpStatus(): number {

@@ -21,17 +21,22 @@ export function fieldIssues(error: z.ZodError, options: FieldIssueOptions = {}):
 }
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** Longest path written back; keys are the client's, and a deep or long-keyed one would make the answer as large as the request. */
+const MAX_PATH_CHARS = 200;
 
 /**
  * ["auditTrail", 0, "data"] → "auditTrail[0].data". A key that is not an
  * identifier is quoted as in JavaScript (["a.b", ""] → '["a.b"][""]'), so every
- * path names exactly one place.
+ * path names exactly one place; one over MAX_PATH_CHARS is cut there and ends in "…".
+ * `start` is a path written already, which `path` continues ("auditTrail[3].data", ["a"] → "auditTrail[3].data.a").
  */
-function fieldPath(path: PropertyKey[]): string {
-  return path.reduce<string>((text, part) => {
+export function fieldPath(path: PropertyKey[], start = ""): string {
+  const text = path.reduce<string>((text, part) => {
+    if (text.length > MAX_PATH_CHARS) return text;
     if (typeof part === "number") return `${text}[${part}]`;
     const key = String(part);
     if (!IDENTIFIER.test(key)) return `${text}[${JSON.stringify(key)}]`;
     return text ? `${text}.${key}` : key;
-  }, "");
+  }, start);
+  return text.length > MAX_PATH_CHARS ? `${text.slice(0, MAX_PATH_CHARS - 1)}…` : text;
 }

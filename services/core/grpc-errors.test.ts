@@ -41,7 +41,8 @@ describe("toGrpcStatus / fromGrpcError round trip", () => {
       assert.equal(bare.code, code);
       assert.equal(bare.message, `message of ${code}`);
       assert.equal(bare.details, undefined, code);
-      assert.equal(bare.retryAfterSeconds, undefined, code);
+      // a 503 always says when to come back
+      assert.equal(bare.retryAfterSeconds, code === "UNAVAILABLE" ? 1 : undefined, code);
 
       const details = [
         { field: "a", issue: "is wrong" },
@@ -158,9 +159,9 @@ describe("ERROR_CODES", () => {
   });
 
   test("client errors are 4xx and server-side failures 5xx", () => {
-    for (const code of ["INTERNAL", "UNAVAILABLE", "TIMEOUT"] as const) assert.ok(ERROR_CODES[code].http >= 500);
+    for (const code of ["INTERNAL", "NOT_CONFIGURED", "UNAVAILABLE", "TIMEOUT"] as const) assert.ok(ERROR_CODES[code].http >= 500);
     for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) {
-      if (!["INTERNAL", "UNAVAILABLE", "TIMEOUT"].includes(code)) assert.ok(ERROR_CODES[code].http < 500, code);
+      if (!["INTERNAL", "NOT_CONFIGURED", "UNAVAILABLE", "TIMEOUT"].includes(code)) assert.ok(ERROR_CODES[code].http < 500, code);
     }
     assert.equal(ERROR_CODES.RATE_LIMITED.http, 429);
     assert.equal(ERROR_CODES.NOT_FOUND.http, 404);

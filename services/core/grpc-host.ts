@@ -3,7 +3,8 @@ import { HealthImplementation } from "grpc-health-check";
 import type { CredentialCheck } from "../access/admit.js";
 import { guardService } from "../access/grpc-guard.js";
 import type { InternalTransport } from "../access/internal-transport.js";
-import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
+import { boundedDefinition, grpcServerOptions, type GrpcConnectionLimits } from "./grpc-limits.js";
+import type { MessageLimits } from "./message-limits.js";
 import { unaryHandlers } from "./grpc-server.js";
 import { probe, type HealthCheck } from "./health.js";
 import type { Logger } from "./logger.js";
@@ -30,6 +31,8 @@ export interface GrpcHostSettings {
   transport: InternalTransport;
   /** How callers of the hosted services are admitted (services/access). */
   credentials: CredentialCheck;
+  connections: GrpcConnectionLimits;
+  messages: MessageLimits;
 }
 
 export const DEFAULT_GRPC_PORT = 50051;
@@ -47,11 +50,11 @@ const HEALTH_INTERVAL_MS = 2000;
  * each service's own health check.
  */
 export async function startGrpcHost(settings: GrpcHostSettings, services: HostedService[], logger: Logger): Promise<GrpcHost> {
-  const server = new Server(GRPC_CHANNEL_OPTIONS);
+  const server = new Server(grpcServerOptions(settings.connections, settings.messages));
   const health = new HealthImplementation({ "": "SERVING" });
   health.addToServer(server);
   for (const service of services) {
-    server.addService(service.definition, guardService(service.name, service.definition, service.handlers, settings.transport, settings.credentials));
+    server.addService(boundedDefinition(service.name, service.definition, settings.messages), guardService(service.name, service.definition, service.handlers, settings.transport, settings.credentials));
     health.setStatus(service.name, "NOT_SERVING");
   }
   const refresh = async () => {

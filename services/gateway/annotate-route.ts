@@ -7,8 +7,6 @@ import { documentSchema } from "../signing/request/sign-request-schema.js";
 import { documentReply, documentReplySchema, documentSource, jsonSchema, parsedBody, type ParsedBody } from "./document-body.js";
 import { queryValue, type Route } from "./route.js";
 
-/** Room in a JSON body beyond the base64 template: the fields' values, images among them. */
-const BODY_OVERHEAD_BYTES = 32 * 1024 * 1024;
 const MAX_VALUE_CHARS = 16 * 1024 * 1024;
 
 const label = z.string({ error: "must be a string" }).min(1, "must not be empty").max(200, "must be at most 200 characters").optional();
@@ -59,8 +57,7 @@ const annotateSchema = z.strictObject(
 type AnnotateJson = z.infer<typeof annotateSchema>;
 
 /** POST /v1/annotate?to=docx|pdf: a DOCX template's content controls filled. */
-export function annotateRoute(annotation: AnnotationApi, maxDocumentBytes: number): Route {
-  const maxBodyBytes = Math.ceil(maxDocumentBytes / 3) * 4 + BODY_OVERHEAD_BYTES;
+export function annotateRoute(annotation: AnnotationApi, maxBodyBytes: number): Route {
   return {
     method: "POST",
     path: "/v1/annotate",

@@ -1,8 +1,10 @@
 import { fromBinary, toBinary, type DescMethod, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type ConnectRouter } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { rpcAccess } from "../access/access-rules.js";
 import { admit, type CredentialCheck } from "../access/admit.js";
-import { asServiceError } from "../core/errors.js";
+import { asServiceError, ServiceError } from "../core/errors.js";
+import type { MessageLimits } from "../core/message-limits.js";
 import type { GrpcDefinition } from "../core/unary-api.js";
 
 /** One service exposed over Connect: its descriptor (protobuf-es), its grpc-js definition (ts-proto), and the API that serves it. */
@@ -25,16 +27,19 @@ export function bridgedMethods(bridge: Bridge): DescMethod[] {
  * from protobuf-es to ts-proto through their binary encoding, so one generic
  * handler serves every method and no message type is written by hand.
  */
-export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck) {
+export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck, messages: MessageLimits) {
   return (router: ConnectRouter) => {
     for (const bridge of bridges) {
       const api = bridge.api as Record<string, (request: unknown) => Promise<unknown>>;
       for (const method of bridgedMethods(bridge)) {
-        const access = rpcAccess(bridge.descriptor.typeName, method.name);
+        const service = bridge.descriptor.typeName;
+        const access = rpcAccess(service, method.name);
         const grpcMethod = bridge.definition[method.localName];
+        // Held to the method's limit as the bytes arrive and as they inflate; compression only where a document travels.
+        const limits = { readMaxBytes: messages.rpc(service, method.name), acceptCompression: messages.rpcMayBeCompressed(service, method.name) ? [compressionGzip, compressionBrotli] : [] };
         router.rpc(method as DescMethodUnary, async (request, context) => {
-          const internal = grpcMethod.requestDeserialize(Buffer.from(toBinary(method.input, request)));
           try {
+            const internal = toInternal(request, method, grpcMethod);
             const caller = await admit(access, { authorization: context.requestHeader.get("authorization"), fromGateway: false }, credentials);
             // Who calls, and from where, come from the connection and the presented key, never from the message.
             if ("clientIp" in internal) internal.clientIp = context.values.get(clientIpKey);
@@ -44,10 +49,19 @@ export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck) {
           } catch (error) {
             throw toConnectError(error);
           }
-        });
+        }, limits);
       }
     }
   };
+}
+
+/** The Connect message as the service's own (ts-proto) type; one that will not cross (absurd nesting overflows the encoders' recursion) is the caller's mistake. */
+function toInternal(request: Parameters<typeof toBinary>[1], method: DescMethod, grpcMethod: Bridge["definition"][string]): Record<string, unknown> {
+  try {
+    return grpcMethod.requestDeserialize(Buffer.from(toBinary(method.input, request)));
+  } catch {
+    throw new ServiceError("VALIDATION_ERROR", "The message cannot be read: it is nested too deeply or holds invalid values.", { details: [{ field: "message", issue: "does not decode" }] });
+  }
 }
 
 /** Connect codes are numerically gRPC's, so the service error's gRPC status carries over as is. */

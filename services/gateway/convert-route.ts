@@ -7,7 +7,7 @@ import { readMultipartFile } from "./multipart-file.js";
 import { queryValues, type Route } from "./route.js";
 
 /** POST /v1/convert?from=docx[&to=pdf|docx][&pdfa=2b|3b][&pdfua=true]: a multipart upload in, the PDF (or DOCX) out. */
-export function convertRoute(conversion: ConversionApi, maxBytes: number): Route {
+export function convertRoute(conversion: ConversionApi, maxBytes: number, maxBodyBytes: number): Route {
   return {
     method: "POST",
     path: "/v1/convert",
@@ -34,7 +34,7 @@ export function convertRoute(conversion: ConversionApi, maxBytes: number): Route
       401: "The API key is missing, malformed or revoked.",
       413: "The document, or what it unpacks to, is too large.",
       415: "The file is not in the format `from` names (e.g. a PDF or an image sent as DOCX).",
-      422: "The document is encrypted, damaged or truncated, or the converter could not read it.",
+      422: "The document is encrypted, damaged or truncated, its Markdown or HTML nests too deep or takes too long to read (the message names the limit), or the converter could not read it.",
       503: "Every converter is busy with a full queue, or the backend is down; see Retry-After.",
       504: "The conversion took longer than the limit and was stopped.",
     },
@@ -47,7 +47,7 @@ export function convertRoute(conversion: ConversionApi, maxBytes: number): Route
         });
       }
       const target = parseConvertTarget(query, format);
-      const file = await readMultipartFile(context.request, "file", maxBytes);
+      const file = await readMultipartFile(context.request, "file", maxBytes, maxBodyBytes);
       const output = await conversion.convert({ document: file.bytes, format, target, filename: file.filename || `document.${format.name}` });
       const headers: Record<string, string> = { "Content-Disposition": contentDisposition(output.filename) };
       if (target.to === "pdf") headers["X-Page-Count"] = String(output.pageCount);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { MessageLimits } from "../core/message-limits.js";
 import { loadConfig } from "../core/config.js";
 import { DataDir } from "../core/data-dir.js";
 import { ServiceError } from "../core/errors.js";
@@ -42,7 +43,7 @@ describe("gateway", () => {
 
   const start = (shutdownTimeoutMs = 5000) =>
     startGateway({
-      settings: { host: "127.0.0.1", port: 0, trustProxy: false, adminToken: undefined, shutdownTimeoutMs },
+      settings: { ...loadConfig({ DOCSERVICE_DATA_DIR: dataDir }), host: "127.0.0.1", port: 0, shutdownTimeoutMs },
       logger: createLogger("silent"),
       keys,
       // Conversion has its own tests against real LibreOffice and Gotenberg; here only its route's validation runs.
@@ -69,6 +70,7 @@ describe("gateway", () => {
       signLimits: { maxDocumentBytes: 1024, metadataMaxBytes: 256 },
       backends: { keys: () => provisioned.service.health() },
       bridges: [keyServiceBridge(keys)],
+      messages: new MessageLimits({ signingBytes: 1024, signingMetadataBytes: 256, conversionBytes: 1024 }),
     });
 
   test("/openapi.json documents exactly the routes served, with every status they answer", async () => {

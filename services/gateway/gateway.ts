@@ -2,7 +2,7 @@ import type { AnnotationApi } from "../annotation/annotation-service.js";
 import { annotateRoute } from "./annotate-route.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Registry } from "prom-client";
@@ -22,18 +22,25 @@ import { convertRoute } from "./convert-route.js";
 import { signRoutes, type SignRouteLimits } from "./sign-routes.js";
 import { telemetryRoutes } from "./telemetry-routes.js";
 import { healthRoute, type CapacityHints } from "./health-route.js";
+import { answerClientErrors } from "./client-errors.js";
+import { drainThen } from "./drain-body.js";
+import { applyConnectionLimits, type ConnectionLimits } from "./connection-limits.js";
+import { MemoryBudget, memoryBudgetBytes } from "./memory-budget.js";
+import type { MessageLimits } from "../core/message-limits.js";
 import { inRequestScope } from "./request-scope.js";
 import { errorReply, sendReply, type Reply } from "./reply.js";
 import { GatewayMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import type { RequestContext, Route } from "./route.js";
 
-export interface GatewaySettings {
+export interface GatewaySettings extends ConnectionLimits {
   host: string;
   port: number;
   trustProxy: boolean;
   adminToken: string | undefined;
   shutdownTimeoutMs: number;
+  /** DOCSERVICE_MEMORY_BUDGET_MB; unset: from the container's memory limit. */
+  memoryBudgetMb: number | undefined;
 }
 
 export interface GatewayDeps {
@@ -47,13 +54,15 @@ export interface GatewayDeps {
   telemetryLimits: { metadataMaxBytes: number };
   /** Largest upload /v1/convert reads. */
   maxDocumentBytes: number;
-  signLimits: SignRouteLimits;
+  signLimits: Omit<SignRouteLimits, "maxBodyBytes">;
   /** Health check of each backend, by name, reported by /v1/health. */
   backends: Record<string, HealthCheck>;
   /** Reported by /v1/health for clients sizing their concurrency. */
   capacity?: CapacityHints;
   /** Services exposed over Connect and gRPC-Web. */
   bridges: Bridge[];
+  /** The largest body of each route and message of each RPC. */
+  messages: MessageLimits;
 }
 
 export interface RunningGateway {
@@ -71,10 +80,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const routes = [
     healthRoute(deps.backends, startedAt, deps.capacity),
     ...authRoutes(keys),
-    convertRoute(deps.conversion, deps.maxDocumentBytes),
-    annotateRoute(deps.annotation, deps.maxDocumentBytes),
-    ...signRoutes(deps.signing, deps.signLimits),
-    ...telemetryRoutes(deps.telemetry, deps.telemetryLimits),
+    convertRoute(deps.conversion, deps.maxDocumentBytes, deps.messages.route("POST", "/v1/convert")),
+    annotateRoute(deps.annotation, deps.messages.route("POST", "/v1/annotate")),
+    ...signRoutes(deps.signing, { ...deps.signLimits, maxBodyBytes: deps.messages.route("POST", "/v1/sign") }),
+    ...telemetryRoutes(deps.telemetry, {
+      ...deps.telemetryLimits,
+      collectBodyBytes: deps.messages.route("POST", "/v1/collect"),
+      licenseKeyBodyBytes: deps.messages.route("POST", "/v1/admin/license-keys"),
+    }),
   ];
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
@@ -84,7 +97,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const procedures = new Set(deps.bridges.flatMap((bridge) => bridgedMethods(bridge).map((method) => `/${bridge.descriptor.typeName}/${method.name}`)));
 
   const connect = connectNodeAdapter({
-    routes: bridgeRoutes(deps.bridges, credentials),
+    routes: bridgeRoutes(deps.bridges, credentials, deps.messages),
     contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));
@@ -99,13 +112,42 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       return await route.handle(context);
     } catch (error) {
       const response = errorReply(error, context.requestId);
-      if (response.status >= 500) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
+      // 501 is a capability this deployment lacks, the caller's to know, not a fault
+      if (response.status >= 500 && response.status !== 501) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
       return response;
     }
   }
 
   let inFlight = 0;
   let closing = false;
+  const budget = new MemoryBudget(memoryBudgetBytes(settings.memoryBudgetMb));
+  logger.info({ memoryBudgetMb: Math.round(budget.limitBytes / 2 ** 20) }, "memory budget for request bodies in flight");
+
+  /** Why a request is refused before its body is read, if it is: framing that HTTP/1.1 or /v1 does not take. */
+  function framingError(request: IncomingMessage, route: Route | undefined): ServiceError | undefined {
+    if (request.httpVersion === "1.1" && request.headers.host === undefined) {
+      return new ServiceError("VALIDATION_ERROR", "An HTTP/1.1 request needs a Host header.", { details: [{ field: "Host", issue: "is missing" }] });
+    }
+    const encoding = request.headers["content-encoding"];
+    if (route && encoding !== undefined && encoding.toLowerCase() !== "identity") {
+      return new ServiceError("UNSUPPORTED_MEDIA_TYPE", "/v1 request bodies are read as sent: drop Content-Encoding.", { details: [{ field: "Content-Encoding", issue: "must be absent or identity" }] });
+    }
+    return undefined;
+  }
+
+  /** Takes the body's share of the memory budget (throws UNAVAILABLE when there is no room); returns what gives it back. */
+  function takeMemory(request: IncomingMessage, pathname: string, route: Route | undefined): (() => void) | undefined {
+    const declared = request.headers["content-length"];
+    const bodyBytes = declared !== undefined ? Number(declared) : request.headers["transfer-encoding"] !== undefined ? bodyLimit(request.method ?? "", pathname, route) : 0;
+    return bodyBytes > 0 ? budget.take(bodyBytes) : undefined;
+  }
+
+  /** What a body of unknown length may reach: its route's limit, or its RPC's (Connect's path is /service/method). */
+  function bodyLimit(method: string, pathname: string, route: Route | undefined): number {
+    if (route) return deps.messages.route(method, pathname);
+    const [, service, rpc] = pathname.split("/");
+    return deps.messages.rpc(service ?? "", rpc ?? "");
+  }
 
   async function handle(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> {
     const started = performance.now();
@@ -118,8 +160,12 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     inFlight++;
     metrics.inFlight.inc();
     if (closing) response.setHeader("Connection", "close");
+    const endServing = limits.serving(request, response, requestId);
+    let giveMemoryBack: (() => void) | undefined;
     // "close" comes for every request, also one whose client went away before the answer ("finish" does not)
     response.on("close", () => {
+      endServing();
+      giveMemoryBack?.();
       inFlight--;
       metrics.inFlight.dec();
       const seconds = (performance.now() - started) / 1000;
@@ -130,6 +176,17 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       if (closing) server.closeIdleConnections();
     });
 
+    let refused = framingError(request, route);
+    try {
+      if (!refused) giveMemoryBack = takeMemory(request, pathname, route);
+    } catch (error) {
+      refused = error as ServiceError;
+    }
+    if (refused) {
+      const reply = errorReply(refused, requestId);
+      // the body is discarded, never held, so that a client still uploading gets the answer; the connection then closes
+      return drainThen(request, () => void sendReply(response, { ...reply, headers: { ...reply.headers, Connection: "close", ...(route?.cors ? CORS_HEADERS : {}) } }, requestId));
+    }
     if (route) {
       const query = new URLSearchParams(queryAt < 0 ? "" : target.slice(queryAt + 1));
       const reply = await answer({ request, query, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route);
@@ -155,7 +212,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }
   }
 
-  const server: Server = createServer((request, response) => {
+  // a missing Host gets the JSON error from refusal(), where Node would answer an empty 400
+  const server: Server = createServer({ requireHostHeader: false }, (request, response) => {
     const incomingId = request.headers["x-request-id"];
     const requestId = typeof incomingId === "string" && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
     inRequestScope({ requestId, response }, () => handle(request, response, requestId)).catch((error: unknown) => {
@@ -163,6 +221,15 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       if (!response.headersSent) sendReply(response, errorReply(error, requestId), requestId);
       else response.destroy();
     });
+  });
+  const limits = applyConnectionLimits(server, settings, (request, response, requestId) => {
+    const reply = errorReply(new ServiceError("REQUEST_TIMEOUT", `The request body arrived slower than ${settings.minBodyBytesPerSecond} bytes per second.`), requestId);
+    if (response.headersSent) return void request.socket.destroy();
+    void sendReply(response, { ...reply, headers: { ...reply.headers, Connection: "close" } }, requestId).then(() => request.socket.destroySoon());
+  });
+  answerClientErrors(server, (line) => {
+    metrics.observe("", "unparsed", line.status, 0);
+    logger.info(line, "request");
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -202,6 +269,7 @@ function preflightHeaders(routes: Route[]): Record<string, string> {
 
 function clientIpOf(request: IncomingMessage, trustProxy: boolean): string {
   const forwarded = trustProxy ? request.headers["x-forwarded-for"] : undefined;
-  if (typeof forwarded === "string") return forwarded.split(",")[0].trim();
-  return request.socket.remoteAddress ?? "";
+  // the address keys per-client rate limits: anything but an address (a forged 10 KB header) counts as the proxy's own
+  const first = typeof forwarded === "string" ? forwarded.split(",", 1)[0].trim() : "";
+  return isIP(first) ? first : (request.socket.remoteAddress ?? "");
 }

@@ -21,6 +21,9 @@ export interface CapacityHints {
 }
 
 /** GET /v1/health: 200 when every backend answers, 503 with the same body when one does not. */
+/** A backend that is down is probed again at the next request; a client polling health need not come back sooner. */
+const PROBE_RETRY_AFTER_SECONDS = 5;
+
 export function healthRoute(backends: Record<string, HealthCheck>, startedAt: number, capacity: CapacityHints = {}): Route {
   return {
     method: "GET",
@@ -52,6 +55,7 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
       const healthy = reports.every((r) => r.status === "ok");
       return {
         status: healthy ? 200 : 503,
+        ...(healthy ? {} : { headers: { "Retry-After": String(PROBE_RETRY_AFTER_SECONDS) } }),
         body: {
           status: healthy ? "ok" : "degraded",
           version: VERSION,

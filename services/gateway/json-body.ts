@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import { ServiceError } from "../core/errors.js";
+import { ServiceError, validationError } from "../core/errors.js";
+import { jsonShapeIssue, MAX_JSON_DEPTH } from "../core/json-shape.js";
 import { Base64FieldExtractor, type Base64Verdict } from "./base64-field.js";
 import { drainThen } from "./drain-body.js";
 
@@ -74,14 +75,26 @@ function objectAt(value: unknown, keys: readonly string[]): Record<string, unkno
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** Deepest a whole body may nest: the free-form fields' own limit and the few levels around them. */
+const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 8;
+
+/**
+ * The body's JSON value. JSON.parse does not recurse, but much of what reads
+ * the value after it does (schemas, JSON.stringify), so a body nested past any
+ * route's need is refused here, before any of that sees it.
+ */
 function parseJson(text: Buffer): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text.toString("utf8"));
+    value = JSON.parse(text.toString("utf8"));
   } catch (error) {
     throw new ServiceError("VALIDATION_ERROR", `The request body is not valid JSON: ${(error as Error).message}`, {
       details: [{ field: "body", issue: "is not valid JSON" }],
     });
   }
+  const tooDeep = jsonShapeIssue(value, "", { maxDepth: MAX_BODY_DEPTH });
+  if (tooDeep) throw validationError([tooDeep]);
+  return value;
 }
 
 function readBody<T>(request: IncomingMessage, maxBytes: number, sink: BodySink<T>): Promise<T> {

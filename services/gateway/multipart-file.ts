@@ -12,20 +12,18 @@ const badRequest = (field: string, issue: string, message: string) => new Servic
 const malformed = (error: Error) => badRequest("body", "is not valid multipart/form-data", `The multipart body is malformed: ${error.message}.`);
 const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `The file is larger than ${maxBytes} bytes.`);
 
-/** Room for the multipart framing and small fields around the file. */
-const FRAMING_BYTES = 64 * 1024;
-
 /**
  * Reads the one file part named `field` of a multipart/form-data request.
- * A declared Content-Length over the limit is refused before any byte is
- * read, and a streamed body as soon as the file passes the limit.
+ * A declared Content-Length over `maxBodyBytes` (the file's limit and room for
+ * the framing) is refused before any byte is read, and a streamed body as soon
+ * as the file passes `maxBytes`.
  */
-export function readMultipartFile(request: IncomingMessage, field: string, maxBytes: number): Promise<UploadedFile> {
+export function readMultipartFile(request: IncomingMessage, field: string, maxBytes: number, maxBodyBytes: number): Promise<UploadedFile> {
   const contentType = request.headers["content-type"] ?? "";
   if (!/^multipart\/form-data/i.test(contentType)) {
     return Promise.reject(badRequest("Content-Type", "must be multipart/form-data", `Send the document as multipart/form-data with a file part named "${field}".`));
   }
-  if (Number(request.headers["content-length"] ?? 0) > maxBytes + FRAMING_BYTES) return Promise.reject(tooLarge(maxBytes));
+  if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return Promise.reject(tooLarge(maxBytes));
 
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;

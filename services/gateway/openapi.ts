@@ -1,7 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { VERSION } from "../core/version.js";
 import { routeAccess, type Access } from "../access/access-rules.js";
-import type { Route } from "./route.js";
+import type { Parameter, Route } from "./route.js";
 
 /** How each access rule is documented; no /v1 route is gateway-only. */
 const SECURITY: Record<Access, object[]> = { public: [], apiKey: [{ apiKey: [] }], admin: [{ adminToken: [] }], gateway: [] };
@@ -32,6 +32,9 @@ const errorSchema = {
 
 const json = (schema: object) => ({ "application/json": { schema } });
 
+const parameters = (where: "query" | "header", list: Parameter[] = []) =>
+  list.map((p) => ({ name: p.name, in: where, required: p.required, description: p.description, schema: p.schema ?? { type: "string" } }));
+
 /** OpenAPI 3.1 of the /v1 routes, built from the same route table that serves them. */
 export function openApiDocument(routes: Route[]): object {
   const paths: Record<string, Record<string, object>> = {};
@@ -52,13 +55,7 @@ export function openApiDocument(routes: Route[]): object {
       operationId: route.operationId,
       summary: route.summary,
       security: SECURITY[access],
-      parameters: (route.query ?? []).map((p) => ({
-        name: p.name,
-        in: "query",
-        required: p.required,
-        description: p.description,
-        schema: p.schema ?? { type: "string" },
-      })),
+      parameters: [...parameters("query", route.query), ...parameters("header", route.headers)],
       ...(route.requestBody ? { requestBody: { required: true, content: { [route.requestBody.contentType]: { schema: route.requestBody.schema } } } } : {}),
       responses,
     };

@@ -43,6 +43,8 @@ export class JsonWithBase64 {
 
 /** Writes the reply and its X-Request-Id in one writeHead, Node's fast path for headers. */
 export async function sendReply(res: ServerResponse, reply: Reply, requestId: string): Promise<void> {
+  // already answered by a connection limit (a body too slow) while the route still waited for it
+  if (res.headersSent) return;
   const raw = reply.contentType !== undefined;
   const payload = raw || reply.body instanceof JsonWithBase64 ? (reply.body as Buffer | JsonWithBase64) : JSON.stringify(reply.body);
   res.writeHead(reply.status, {

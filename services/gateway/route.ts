@@ -14,7 +14,8 @@ export interface RequestContext {
   principal?: Principal;
 }
 
-export interface QueryParameter {
+/** A query parameter or request header, as /openapi.json documents it. */
+export interface Parameter {
   name: string;
   description: string;
   required: boolean;
@@ -30,7 +31,9 @@ export interface Route {
   summary: string;
   /** Callable from any origin (CORS without credentials): preflight answered, Access-Control-Allow-Origin on every answer. */
   cors?: boolean;
-  query?: QueryParameter[];
+  query?: Parameter[];
+  /** Request headers the route reads (besides Authorization and Content-Type). */
+  headers?: Parameter[];
   /** The request body, for routes that take one. */
   requestBody?: { contentType: string; schema: object };
   /** JSON Schema of the success body. */

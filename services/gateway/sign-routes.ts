@@ -8,10 +8,9 @@ import type { Route } from "./route.js";
 export interface SignRouteLimits {
   maxDocumentBytes: number;
   metadataMaxBytes: number;
+  /** Of a sign, verify or timestamp request's body (services/core/message-limits.ts). */
+  maxBodyBytes: number;
 }
-
-/** Room in a JSON body beyond the base64 document: signer, audit trail (up to 10,000 events), metadata. */
-const BODY_OVERHEAD_BYTES = 4 * 1024 * 1024;
 
 const documentResponseSchema = documentReplySchema("The signed PDF.", ["application/pdf"]);
 
@@ -97,7 +96,7 @@ const documentErrors = {
 /** /v1/sign, /v1/verify and /v1/verify/key. */
 export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[] {
   const signSchema = signRequestSchema(limits);
-  const maxBodyBytes = Math.ceil(limits.maxDocumentBytes / 3) * 4 + limits.metadataMaxBytes * 6 + BODY_OVERHEAD_BYTES;
+  const { maxBodyBytes } = limits;
   return [
     {
       method: "POST",
@@ -115,6 +114,7 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
         401: "The API key is missing, malformed or revoked.",
         409: "`eventId` was already used with a different request, or the same request is still being signed.",
         ...documentErrors,
+        501: "`level` B-T and above need a time-stamping authority, and this server has none (SIGNING_TSA_URL); answered once the document has been read. Do not retry.",
         503: "Every signer is busy, or the key (HSM), the time-stamping authority, the revocation data of B-LT/B-LTA (or the signing certificate is revoked) or the store is unavailable; the message says which; see Retry-After.",
         504: "Converting the DOCX took longer than the limit.",
       },
@@ -163,7 +163,8 @@ export function signRoutes(signing: SigningApi, limits: SignRouteLimits): Route[
       errors: {
         400: "The request breaks a rule; see `details`.",
         ...documentErrors,
-        503: "No time-stamping authority is configured, or it, an OCSP responder or a CRL server could not be reached (the message says which); nothing weaker is returned.",
+        501: "This server has no time-stamping authority (SIGNING_TSA_URL), so it extends no document; answered once the document has been read. Do not retry.",
+        503: "The time-stamping authority, an OCSP responder or a CRL server could not be reached (the message says which); nothing weaker is returned.",
       },
       async handle(context) {
         const body = await parsedBody(context, verifyRequestSchema, maxBodyBytes);

@@ -3,14 +3,17 @@ import type { LicenseKey } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { validationError } from "../core/errors.js";
 import { fieldIssues } from "../core/field-issues.js";
 import { collectRequestJsonSchema, parseCollectRequest } from "../telemetry/intake/collect-request-schema.js";
+import { licenseKeyIssue, licenseKeyJsonSchema } from "../telemetry/license-keys/license-key.js";
 import type { TelemetryApi } from "../telemetry/telemetry-service.js";
 import { readJsonBody } from "./json-body.js";
-import { queryValue, queryValues, type Route } from "./route.js";
+import { queryValue, queryValues, type RequestContext, type Route } from "./route.js";
 
-/** The reference client sends one event per report; 100 events with metadata fit easily. */
-export const COLLECT_MAX_BODY_BYTES = 64 * 1024;
-/** A license key (≤ 128 characters) and a customer name (≤ 200) with room to spare. */
-const LICENSE_KEY_MAX_BODY_BYTES = 4096;
+export interface TelemetryRouteLimits {
+  metadataMaxBytes: number;
+  /** Of a report's body and of a license key's (services/core/message-limits.ts). */
+  collectBodyBytes: number;
+  licenseKeyBodyBytes: number;
+}
 
 const adminErrors = {
   401: "The admin token is missing or wrong.",
@@ -28,6 +31,19 @@ const licenseKeyRequest = z.object(
   { error: "must be a JSON object" },
 );
 
+/**
+ * X-License-Key, "" when absent or empty (the community key). A malformed one
+ * is a 400 naming the header, before the body is read: the service would name
+ * its own field (licenseKey), which a /v1 client never sent.
+ */
+function licenseKeyHeader(context: RequestContext): string {
+  const header = context.request.headers["x-license-key"];
+  const licenseKey = (Array.isArray(header) ? header[0] : header)?.trim() ?? "";
+  const issue = licenseKey && licenseKeyIssue(licenseKey);
+  if (issue) throw validationError([{ field: "X-License-Key", issue }]);
+  return licenseKey;
+}
+
 const licenseKeyJson = (key: LicenseKey | undefined) => ({ licenseKey: key?.licenseKey, customer: key?.customer, createdAt: key?.createdAt?.toISOString() });
 
 const countsSchema = (key: string) => ({
@@ -37,7 +53,7 @@ const countsSchema = (key: string) => ({
 });
 
 /** /v1/collect (public, CORS), /v1/usage and /v1/admin/license-keys (admin token). */
-export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBytes: number }): Route[] {
+export function telemetryRoutes(telemetry: TelemetryApi, limits: TelemetryRouteLimits): Route[] {
   return [
     {
       method: "POST",
@@ -47,21 +63,22 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
         "Report opened documents (1–100 events) for usage-based billing. `X-License-Key` names the license (none: the community key). " +
         "Answered 202 once the events are durable. Callable cross-origin (CORS, no credentials).",
       cors: true,
+      headers: [{ name: "X-License-Key", description: "The license key; absent or empty: the community key.", required: false, schema: licenseKeyJsonSchema }],
       requestBody: { contentType: "application/json", schema: collectRequestJsonSchema },
       successStatus: 202,
       responseSchema: { type: "object", required: ["accepted"], properties: { accepted: { type: "integer" } } },
       errors: {
-        400: "The body breaks a rule; `details` lists every problem.",
-        401: "The license key is not registered.",
-        413: "The body is larger than 64 KB.",
+        400: "The body or X-License-Key breaks a rule of its schema; `details` lists every problem.",
+        401: "The license key is well-formed but not registered.",
+        413: `The body is larger than ${limits.collectBodyBytes} bytes.`,
         415: "The body is not JSON.",
         503: "The events cannot be stored right now (Kafka away and the local spool full); see Retry-After.",
       },
       async handle(context) {
-        const body = parseCollectRequest(await readJsonBody(context.request, COLLECT_MAX_BODY_BYTES), limits);
-        const header = context.request.headers["x-license-key"];
+        const licenseKey = licenseKeyHeader(context);
+        const body = parseCollectRequest(await readJsonBody(context.request, limits.collectBodyBytes), limits);
         const response = await telemetry.collect({
-          licenseKey: (Array.isArray(header) ? header[0] : header)?.trim() ?? "",
+          licenseKey,
           libraryVersion: body.libraryVersion ?? body.superdocVersion ?? "",
           browserInfo: body.browserInfo,
           metadata: body.metadata,
@@ -80,7 +97,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       operationId: "getUsage",
       summary: "Exact usage of a license key over a range of UTC days (inclusive): distinct documents and opens, per day and per month.",
       query: [
-        { name: "licenseKey", description: "The license key.", required: true, schema: { type: "string", minLength: 1 } },
+        { name: "licenseKey", description: "The license key.", required: true, schema: licenseKeyJsonSchema },
         { name: "from", description: "First UTC day, YYYY-MM-DD.", required: true, schema: { type: "string", format: "date" } },
         { name: "to", description: "Last UTC day, YYYY-MM-DD (at most 400 days in all).", required: true, schema: { type: "string", format: "date" } },
       ],
@@ -100,7 +117,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
           lastSeen: { type: "string", format: "date-time" },
         },
       },
-      errors: { 400: "A parameter is missing or not a valid date range.", ...adminErrors, 503: "The usage store is unavailable." },
+      errors: { 400: "A parameter is missing, not a well-formed license key or not a valid date range.", ...adminErrors, 503: "The usage store is unavailable." },
       async handle(context) {
         const usage = await telemetry.getUsage(queryValues(context, ["licenseKey", "from", "to"]));
         return {
@@ -129,7 +146,7 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
         schema: {
           type: "object",
           properties: {
-            licenseKey: { type: "string", pattern: "^([\\x21-\\x7e]{8,128})?$", description: "8 to 128 printable ASCII characters without spaces; omitted or empty: one is generated." },
+            licenseKey: { anyOf: [{ const: "" }, licenseKeyJsonSchema], description: `${licenseKeyJsonSchema.description} Omitted or empty: one is generated.` },
             customer: { type: "string", maxLength: 200 },
           },
         },
@@ -139,12 +156,12 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       errors: {
         400: "The key or customer is not valid.",
         ...adminErrors,
-        413: `The body is larger than ${LICENSE_KEY_MAX_BODY_BYTES} bytes.`,
+        413: `The body is larger than ${limits.licenseKeyBodyBytes} bytes.`,
         415: "The body is not JSON.",
         503: "The key store is unavailable.",
       },
       async handle(context) {
-        const body = licenseKeyRequest.safeParse(await readJsonBody(context.request, LICENSE_KEY_MAX_BODY_BYTES));
+        const body = licenseKeyRequest.safeParse(await readJsonBody(context.request, limits.licenseKeyBodyBytes));
         if (!body.success) throw validationError(fieldIssues(body.error));
         const response = await telemetry.addLicenseKey({ licenseKey: body.data.licenseKey, customer: body.data.customer });
         return { status: 201, body: licenseKeyJson(response.key) };
@@ -168,10 +185,10 @@ export function telemetryRoutes(telemetry: TelemetryApi, limits: { metadataMaxBy
       path: "/v1/admin/license-keys",
       operationId: "removeLicenseKey",
       summary: "Remove a license key: its reports are refused from then on (within seconds on every replica).",
-      query: [{ name: "licenseKey", description: "The key to remove.", required: true, schema: { type: "string", minLength: 1 } }],
+      query: [{ name: "licenseKey", description: "The key to remove.", required: true, schema: licenseKeyJsonSchema }],
       successStatus: 200,
       responseSchema: { type: "object", required: ["removed"], properties: { removed: { type: "boolean" } } },
-      errors: { 400: "`licenseKey` is missing.", ...adminErrors, 503: "The key store is unavailable." },
+      errors: { 400: "`licenseKey` is missing or not a well-formed license key.", ...adminErrors, 503: "The key store is unavailable." },
       async handle(context) {
         const response = await telemetry.removeLicenseKey({ licenseKey: queryValue(context, "licenseKey") });
         return { status: 200, body: { removed: response.removed } };

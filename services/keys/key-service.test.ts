@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ServiceError } from "../core/errors.js";
+import { rejection } from "../../test/support/service-errors.js";
 import { createLogger } from "../core/logger.js";
 import { OutboxMailer } from "../core/mail/outbox-mailer.js";
 import { generateApiKey, isWellFormedApiKey } from "./api-key.js";
@@ -78,16 +78,6 @@ async function issueKey(keys: KeyService, email: string): Promise<string> {
   const code = await register(keys, email);
   const { apiKey } = await keys.verify({ email, code, clientIp: "" });
   return apiKey;
-}
-
-async function rejection(promise: Promise<unknown>, code: ServiceError["code"]): Promise<ServiceError> {
-  const error = await promise.then(
-    () => assert.fail(`expected ${code}, but the call succeeded`),
-    (e: unknown) => e,
-  );
-  assert.ok(error instanceof ServiceError, String(error));
-  assert.equal(error.code, code, error.message);
-  return error;
 }
 
 /** A valid 6-digit code that is not `code`. */
@@ -206,6 +196,20 @@ describe("KeyService: validation", () => {
 
   test("verify for an address without a code is INVALID_CODE", async () => {
     await rejection(service().verify({ email: freshEmail(), code: "123456", clientIp: "" }), "INVALID_CODE");
+  });
+
+  test("absurdly long keys and addresses never reach the store: UNAUTHENTICATED, or a VALIDATION_ERROR naming email", async () => {
+    const keys = service();
+    for (const length of [10_000, 1_000_000]) {
+      const apiKey = `dsk_${"A".repeat(length)}`;
+      await rejection(keys.authenticate({ apiKey }), "UNAUTHENTICATED");
+      await rejection(keys.getKeyInfo({ apiKey }), "UNAUTHENTICATED");
+      assert.deepEqual(await keys.revoke({ apiKey }), { revokedCount: 0 });
+      const email = `${"a".repeat(length)}@example.test`;
+      for (const call of [keys.register({ email, clientIp: "" }), keys.verify({ email, code: "123456", clientIp: "" }), keys.revoke({ email })]) {
+        assert.deepEqual((await rejection(call, "VALIDATION_ERROR")).details, [{ field: "email", issue: "is not a valid e-mail address" }]);
+      }
+    }
   });
 });
 

@@ -58,7 +58,6 @@ export async function provisionSigning(config: Config, dataDir: DataDir, convers
       replayTtlMs: config.signingReplayTtlSeconds * 1000,
       fetch: { timeoutMs: config.fetchTimeoutMs, maxRedirects: 3, allowHosts: config.fetchAllowHosts },
       defaultLevel,
-      timestamping: timestampAuthority !== undefined,
     },
   });
   const certificate = describeCertificate(key.certificateDer);

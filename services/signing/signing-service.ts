@@ -22,6 +22,7 @@ import { formatByName } from "../conversion/source-format.js";
 import { auditEventTypeName, SIGNATURE_LEVELS, type AuditEvent, type AuditEventType, type SignatureLevel, type Signer } from "./model.js";
 import { describeCertificate } from "./keys/certificate-description.js";
 import { documentBytes, type FetchDocumentOptions } from "../core/document-fetcher.js";
+import { isKeyId } from "../keys/api-key.js";
 import { auditTrailSchema, eventIdSchema, levelSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
@@ -38,8 +39,6 @@ export interface SigningSettings {
   fetch: Omit<FetchDocumentOptions, "maxBytes">;
   /** The level of a request that names none. */
   defaultLevel: SignatureLevel;
-  /** A time-stamping authority is configured (B-T and above need one). */
-  timestamping: boolean;
 }
 
 export interface SigningServiceDeps {
@@ -100,9 +99,7 @@ export class SigningService implements SigningApi {
   async timestamp(request: TimestampRequest): Promise<TimestampResponse> {
     const pdf = await this.documentBytes(request.document);
     if (!isPdf(pdf)) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a PDF.");
-    if (!this.deps.settings.timestamping) {
-      throw new ServiceError("UNAVAILABLE", "No time-stamping authority is configured (SIGNING_TSA_URL); documents cannot be extended.");
-    }
+    // without a time-stamping authority: NOT_CONFIGURED from the worker, once it has read the document
     return { document: { content: await this.deps.workers.extend(pdf), contentType: "application/pdf" } };
   }
 
@@ -156,12 +153,12 @@ export class SigningService implements SigningApi {
     const eventsJson = request.auditTrail.map(eventJson);
     check(auditTrailSchema, eventsJson, "auditTrail");
     if (request.eventId) check(eventIdSchema, request.eventId, "eventId");
+    // Set by the gateway or the gRPC guard, never by the client; part of the ledger's key, so checked all the same.
+    if (request.callerKeyId && !isKeyId(request.callerKeyId)) issues.push({ field: "callerKeyId", issue: "must be an API key id (64 hex digits)" });
     if (request.metadata !== undefined) check(metadataSchema(this.deps.settings.metadataMaxBytes), request.metadata, "metadata");
     const level = request.level ? levelSchema.safeParse(request.level).data : this.deps.settings.defaultLevel;
+    // a level that needs the time-stamping authority this server lacks: NOT_CONFIGURED from the worker, once it has read the document
     if (!level) issues.push({ field: "level", issue: `must be one of ${SIGNATURE_LEVELS.join(", ")}` });
-    else if (level !== "B-B" && !this.deps.settings.timestamping) {
-      issues.push({ field: "level", issue: `${level} needs a time-stamping authority, and this server has none (SIGNING_TSA_URL)` });
-    }
     if (issues.length > 0) throw validationError(issues);
     return {
       level: level!,

@@ -63,7 +63,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
   stops.unshift(() => intake.close());
   exportSpoolSize(intake);
 
-  const service = new TelemetryService(intake, usageStore, licenseKeys);
+  const service = new TelemetryService(intake, usageStore, licenseKeys, { metadataMaxBytes: config.telemetryMetadataMaxBytes });
   log.info({ pipeline: config.kafkaBrokers.length > 0 ? `kafka ${config.kafkaBrokers.join(",")}` : "embedded", spooled: spool.bytes }, "telemetry service ready");
   return {
     service,

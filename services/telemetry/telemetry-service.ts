@@ -14,7 +14,8 @@ import type {
 } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
 import type { UnaryApi } from "../core/unary-api.js";
-import { COMMUNITY_LICENSE_KEY, MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT } from "./intake/collect-request-schema.js";
+import { collectRequestIssues } from "./intake/collect-request-check.js";
+import { COMMUNITY_LICENSE_KEY, licenseKeyIssue } from "./license-keys/license-key.js";
 import type { LicenseKeyInfo, LicenseKeyStore } from "./license-keys/license-key-store.js";
 import type { UsageIntake } from "./intake/usage-intake.js";
 import type { UsageRecord } from "./usage-record.js";
@@ -24,7 +25,11 @@ export type TelemetryApi = UnaryApi<typeof TelemetryServiceService>;
 
 /** How long a license key lookup is cached: a removed key is refused within this. */
 const KEY_CACHE_MS = 5000;
-const LICENSE_KEY = /^[\x21-\x7e]{8,128}$/;
+
+export interface TelemetryLimits {
+  /** Largest `metadata` of a report, as JSON. */
+  metadataMaxBytes: number;
+}
 
 /**
  * Usage telemetry: accepts reports (once durable), answers exact usage, and
@@ -38,11 +43,14 @@ export class TelemetryService implements TelemetryApi {
     private readonly intake: UsageIntake,
     private readonly usageStore: UsageStore,
     private readonly licenseKeys: LicenseKeyStore,
+    private readonly limits: TelemetryLimits,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** A malformed license key is a VALIDATION_ERROR (400), a well-formed one that is not registered UNAUTHENTICATED (401). */
   async collect(request: CollectRequest): Promise<CollectResponse> {
-    checkEvents(request);
+    const issues = [...(request.licenseKey ? licenseKeyIssues(request.licenseKey) : []), ...collectRequestIssues(request, this.limits)];
+    if (issues.length > 0) throw validationError(issues);
     const licenseKey = request.licenseKey || COMMUNITY_LICENSE_KEY;
     if (!(await this.isKnown(licenseKey))) {
       throw new ServiceError("UNAUTHENTICATED", "Unknown license key: send a registered key in X-License-Key, or none for the community edition.");
@@ -66,7 +74,7 @@ export class TelemetryService implements TelemetryApi {
   }
 
   async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
-    if (!request.licenseKey) throw validationError([{ field: "licenseKey", issue: "is required" }]);
+    requireLicenseKey(request.licenseKey);
     const usage = await this.usageStore.usage(request.licenseKey, request.from, request.to);
     return {
       licenseKey: request.licenseKey,
@@ -83,8 +91,7 @@ export class TelemetryService implements TelemetryApi {
 
   async addLicenseKey(request: AddLicenseKeyRequest): Promise<AddLicenseKeyResponse> {
     const licenseKey = request.licenseKey || `lic_${randomBytes(18).toString("base64url")}`;
-    const issues: FieldIssue[] = [];
-    if (!LICENSE_KEY.test(licenseKey)) issues.push({ field: "licenseKey", issue: "must be 8 to 128 printable ASCII characters without spaces" });
+    const issues = licenseKeyIssues(licenseKey);
     if (licenseKey === COMMUNITY_LICENSE_KEY) issues.push({ field: "licenseKey", issue: "is the community key, which is always accepted" });
     const customer = request.customer ?? "";
     if (customer.length > 200) issues.push({ field: "customer", issue: "must be at most 200 characters" });
@@ -95,7 +102,7 @@ export class TelemetryService implements TelemetryApi {
   }
 
   async removeLicenseKey(request: RemoveLicenseKeyRequest): Promise<RemoveLicenseKeyResponse> {
-    if (!request.licenseKey) throw validationError([{ field: "licenseKey", issue: "is required" }]);
+    requireLicenseKey(request.licenseKey);
     const removed = await this.licenseKeys.remove(request.licenseKey);
     this.knownKeys.delete(request.licenseKey);
     return { removed };
@@ -120,18 +127,14 @@ export class TelemetryService implements TelemetryApi {
   }
 }
 
-/** What a gRPC caller could still get wrong after the gateway's JSON checks. */
-function checkEvents(request: CollectRequest): void {
-  const issues: FieldIssue[] = [];
-  if (request.events.length < 1 || request.events.length > MAX_EVENTS_PER_REPORT) {
-    issues.push({ field: "events", issue: `must have 1 to ${MAX_EVENTS_PER_REPORT} events` });
-  }
-  request.events.forEach((event, i) => {
-    if (!event.timestamp || Number.isNaN(event.timestamp.getTime())) issues.push({ field: `events[${i}].timestamp`, issue: "is required" });
-    if (!event.documentId || event.documentId.length > MAX_DOCUMENT_ID_CHARS) {
-      issues.push({ field: `events[${i}].documentId`, issue: `must be 1 to ${MAX_DOCUMENT_ID_CHARS} characters` });
-    }
-  });
+function licenseKeyIssues(licenseKey: string): FieldIssue[] {
+  const issue = licenseKeyIssue(licenseKey);
+  return issue ? [{ field: "licenseKey", issue }] : [];
+}
+
+/** A license key that is given and well-formed, else a VALIDATION_ERROR: no store sees a key it could not hold. */
+function requireLicenseKey(licenseKey: string): void {
+  const issues = licenseKey ? licenseKeyIssues(licenseKey) : [{ field: "licenseKey", issue: "is required" }];
   if (issues.length > 0) throw validationError(issues);
 }
 

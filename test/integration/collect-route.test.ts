@@ -102,6 +102,23 @@ describe("/v1/collect and /v1/usage (embedded pipeline)", () => {
     assert.equal(notJson.status, 415);
   });
 
+  test("a license key no store could hold is a 400 naming where it came from, wherever it is sent", async () => {
+    const details = async (response: { status: number; body: any }) => {
+      assert.equal(response.status, 400, JSON.stringify(response.body));
+      assert.equal(response.body.code, "VALIDATION_ERROR");
+      return response.body.details.map((d: { field: string }) => d.field);
+    };
+    for (const licenseKey of ["k".repeat(10_000), "short", "lic_caf\u00e9_key"]) {
+      assert.deepEqual(await details(await collect(base, report(["HASH-E"]), licenseKey)), ["X-License-Key"]);
+    }
+    const long = "k".repeat(2000);
+    assert.deepEqual(await details(await usage(base, long, today(), today())), ["licenseKey"]);
+    const removed = await admin("DELETE", `/v1/admin/license-keys?licenseKey=${long}`);
+    assert.deepEqual(await details({ status: removed.status, body: await removed.json() }), ["licenseKey"]);
+    const added = await admin("POST", "/v1/admin/license-keys", { licenseKey: long });
+    assert.deepEqual(await details({ status: added.status, body: await added.json() }), ["licenseKey"]);
+  });
+
   test("/v1/usage and the admin routes need the admin token; bad ranges are 400s", async () => {
     assert.equal((await usage(base, COMMUNITY, today(), today(), "wrong-token-0000000")).status, 401);
     assert.equal((await admin("GET", "/v1/admin/license-keys", undefined, "wrong-token-0000000")).status, 401);

@@ -5,6 +5,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from "../../services/conversion/nesting-limits.js";
 import { makeDocx, zipBombDocx } from "../support/docx-fixtures.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
 import { corpusFile, corpusPath } from "../support/corpus.js";
@@ -96,6 +97,35 @@ describe("POST /v1/convert (local LibreOffice pool)", () => {
       const response = await convertFile(platform, corpus(name), "bad.docx", "docx");
       assert.equal(response.status, 422, name);
       assert.match((await errorOf(response)).message, message);
+    }
+  });
+
+  test("Markdown and HTML nested or slow past their limits are 422s naming the limit, within about 2 s", async () => {
+    const cases: Array<[string, string, Buffer, RegExp]> = [
+      ["50,000 nested block quotes", "md", Buffer.from(`${"> ".repeat(50_000)}x\n`), new RegExp(`more than ${MAX_MARKDOWN_NESTING} levels deep`)],
+      ["100,000 nested divs (1.1 MB)", "html", Buffer.from(`${"<div>".repeat(100_000)}x${"</div>".repeat(100_000)}`), new RegExp(`more than ${MAX_HTML_NESTING} levels deep`)],
+      // emphasis marked takes 30 s over: no scan bounds it, the sanitizer thread's time limit does
+      ["270 KB of emphasis delimiters", "md", Buffer.from("a*".repeat(135_000)), /longer than \d+ ms, the limit for a document of its size/],
+    ];
+    for (const [what, from, bytes, message] of cases) {
+      const started = performance.now();
+      const response = await convertFile(platform, bytes, `hostile.${from}`, from);
+      const tookMs = performance.now() - started;
+      assert.equal(response.status, 422, what);
+      const body = await errorOf(response);
+      assert.equal(body.code, "UNPROCESSABLE_DOCUMENT", what);
+      assert.match(body.message, message, what);
+      assert.ok(tookMs < 2500, `${what}: answered after ${tookMs.toFixed(0)} ms`);
+    }
+  });
+
+  test("Markdown and HTML nested as deep as the limits allow still convert", async () => {
+    const list = Array.from({ length: MAX_MARKDOWN_NESTING }, (_, level) => `${"  ".repeat(level)}- level ${level + 1}`).join("\n");
+    const divs = `<html><body>${"<div>".repeat(MAX_HTML_NESTING - 2)}deep${"</div>".repeat(MAX_HTML_NESTING - 2)}</body></html>`;
+    for (const [from, bytes] of [["md", Buffer.from(list)], ["html", Buffer.from(divs)]] as const) {
+      const response = await convertFile(platform, bytes, `deep.${from}`, from);
+      assert.equal(response.status, 200, `${from}: ${response.status === 200 ? "" : await response.text()}`);
+      assert.equal(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString(), "%PDF-");
     }
   });
 

@@ -27,6 +27,14 @@ const file = (bytes: Buffer, extension = "pdf") => {
   return path;
 };
 
+/** `pdf` encrypted by qpdf (AES-256, a user password). */
+async function encrypted(pdf: Buffer): Promise<Buffer> {
+  const path = join(dir, `${++counter}-encrypted.pdf`);
+  const result = await tool("qpdf", ["--encrypt", "user", "owner", "256", "--", file(pdf), path]);
+  assert.equal(result.code, 0, result.stderr);
+  return readFileSync(path);
+}
+
 /** A loopback file server: the document, redirects (also to a host that is not allow-listed), a 404 and an oversized body. */
 async function startFileServer(pdf: Buffer): Promise<{ server: Server; base: string }> {
   const server = createServer((request, response) => {
@@ -275,10 +283,7 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
       await expectError(await sign(signBody(png)), 422, "UNPROCESSABLE_DOCUMENT", /neither a PDF nor a DOCX/);
       await expectError(await sign(signBody(Buffer.from("%PDF-1.7\nthis is not really a pdf"))), 422, "UNPROCESSABLE_DOCUMENT", /PDF/);
 
-      const encryptedPath = join(dir, "encrypted.pdf");
-      const encrypted = await tool("qpdf", ["--encrypt", "user", "owner", "256", "--", file(pdf), encryptedPath]);
-      assert.equal(encrypted.code, 0, encrypted.stderr);
-      await expectError(await sign(signBody(readFileSync(encryptedPath))), 422, "UNPROCESSABLE_DOCUMENT", /encrypted/);
+      await expectError(await sign(signBody(await encrypted(pdf))), 422, "UNPROCESSABLE_DOCUMENT", /encrypted/);
 
       const signed = signedPdfOf(await sign(signBody(pdf)));
       const countersigned = signedPdfOf(await sign(signBody(signed)));
@@ -320,6 +325,30 @@ describe("/v1/sign and /v1/verify on the embedded platform", () => {
 
     test("a document over the limit → 413", async () => {
       await expectError(await sign(signBody(Buffer.alloc(MAX_BYTES + 10, 0x25))), 413, "PAYLOAD_TOO_LARGE");
+    });
+
+    test("/v1/verify: an encrypted PDF, or one whose trailer lost /Root, → 422, not 200 without signature", async () => {
+      await expectError(await verify(await encrypted(pdf)), 422, "UNPROCESSABLE_DOCUMENT", /encrypted/);
+      // same length, so every offset holds; pdf-lib alone would find the catalog by its /Type
+      const rootless = Buffer.from(pdf.toString("latin1").replace("/Root", "/Xoot"), "latin1");
+      await expectError(await verify(rootless), 422, "UNPROCESSABLE_DOCUMENT", /damaged or truncated/);
+    });
+
+    test("no time-stamping authority: B-T and /v1/timestamp → 501 without Retry-After, once the document is found sound", async () => {
+      const timestamp = (bytes: Buffer) => postJson(platform.base, "/v1/timestamp", { document: { base64: bytes.toString("base64") } }, platform.apiKey);
+      const signed = signedPdfOf(await sign(signBody(pdf)));
+      for (const result of [await sign(signBody(pdf, { level: "B-T" })), await timestamp(signed)]) {
+        await expectError(result, 501, "NOT_CONFIGURED", /needs a time-stamping authority, and this server has none \(SIGNING_TSA_URL/);
+        assert.equal(result.headers.get("retry-after"), null, "asking again will not help");
+      }
+      assert.deepEqual((await sign(signBody(pdf, { level: "B-LTA" }))).body.details.map((detail: { field: string }) => detail.field), ["level"]);
+      // what is wrong with the document comes first
+      const damaged = Buffer.from("%PDF-1.7\nthis is not really a pdf");
+      for (const document of [damaged, await encrypted(signed)]) {
+        await expectError(await sign(signBody(document, { level: "B-T" })), 422, "UNPROCESSABLE_DOCUMENT");
+        await expectError(await timestamp(document), 422, "UNPROCESSABLE_DOCUMENT");
+      }
+      await expectError(await timestamp(pdf), 422, "UNPROCESSABLE_DOCUMENT", /no signature/);
     });
 
     test("/v1/verify: not a PDF → 422, bad body → 400", async () => {

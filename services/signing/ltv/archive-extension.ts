@@ -16,12 +16,15 @@ import { PdfOutput } from "../pdf/pdf-output.js";
 import { addDocumentTimestamp, addValidationData, certificateChainOf } from "./long-term-validation.js";
 import type { RevocationSource } from "./revocation.js";
 import { signatureTimestampToken } from "./signature-assessment.js";
-import type { TimestampAuthority } from "./timestamp-authority.js";
+import { timestampingNotConfigured, type TimestampAuthority } from "./timestamp-authority.js";
 
-/** `options.ownsPdf`: the caller hands `pdf`'s ArrayBuffer over; when resizable, the revisions are appended in it ({@link PdfOutput.appendingTo}). */
+/**
+ * `options.ownsPdf`: the caller hands `pdf`'s ArrayBuffer over; when resizable, the revisions are appended in it ({@link PdfOutput.appendingTo}).
+ * Without `services.timestampAuthority`, NOT_CONFIGURED once the document has been read and found extensible.
+ */
 export async function extendArchive(
   pdf: Buffer,
-  services: { timestampAuthority: Pick<TimestampAuthority, "requestTimestampTokenForDigest">; revocation: Pick<RevocationSource, "collect"> },
+  services: { timestampAuthority?: Pick<TimestampAuthority, "requestTimestampTokenForDigest">; revocation: Pick<RevocationSource, "collect"> },
   options: { ownsPdf?: boolean } = {},
 ): Promise<Buffer> {
   const output = options.ownsPdf ? PdfOutput.appendingTo(pdf) : new PdfOutput(pdf);
@@ -38,6 +41,7 @@ export async function extendArchive(
       throw new ServiceError("UNPROCESSABLE_DOCUMENT", `A signature of the PDF cannot be read: ${(error as Error).message}`, { cause: error });
     }
   }
+  if (!services.timestampAuthority) throw timestampingNotConfigured("Extending a signed document");
   const data = await services.revocation.collect(chains);
   addValidationData(output, data);
   await addDocumentTimestamp(output, services.timestampAuthority);

@@ -79,6 +79,17 @@ export interface TimestampAuthorityOptions {
   timeoutMs?: number;
 }
 
+/**
+ * The answer to a request that needs a timestamp on a server without a TSA
+ * (SIGNING_TSA_URL unset): NOT_CONFIGURED, not UNAVAILABLE, since asking again
+ * will not help. Raised only once the document has been read, so a damaged or
+ * encrypted one hears that first.
+ */
+export function timestampingNotConfigured(what: string, field?: string): ServiceError {
+  const problem = `${what} needs a time-stamping authority, and this server has none (SIGNING_TSA_URL is not set)`;
+  return new ServiceError("NOT_CONFIGURED", `${problem}.`, { details: field === undefined ? undefined : [{ field, issue: problem }] });
+}
+
 /** An RFC 3161 time-stamping authority reached over HTTP(S). */
 export class TimestampAuthority {
   readonly url: URL;

@@ -10,9 +10,11 @@ import { ServiceError } from "../../core/errors.js";
 import { buildCmsSignatureForDigest, type CmsSignatureOptions } from "../cms/cms-signature.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { signatureTimestampAttribute, type TimestampAuthority } from "../ltv/timestamp-authority.js";
+import { readDocumentForm, type DocumentForm } from "./document-form.js";
 import type { IncrementalUpdate } from "./incremental-update.js";
-import { PdfFile, PdfReadError } from "./pdf-file.js";
+import { PdfReadError, type PdfFile } from "./pdf-file.js";
 import { PdfOutput } from "./pdf-output.js";
+import { openReadablePdf, unreadablePdf } from "./readable-pdf.js";
 import { appendSignedRevision } from "./signed-revision.js";
 
 /**
@@ -102,15 +104,11 @@ export async function signPdf(pdf: Buffer | PdfOutput, key: SigningKey, options:
       pages: options.pages,
       info: options.info,
       fieldName: options.fieldName,
-      check: (form) => {
-        if (form.noChangesAllowed) {
-          throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF is certified with no changes allowed; it cannot be signed again.");
-        }
-      },
+      check: refuseCertified,
     });
   } catch (error) {
     if (!(error instanceof PdfReadError)) throw error;
-    throw unreadable(error);
+    throw unreadablePdf(error);
   }
   return output.bytes;
 }
@@ -126,27 +124,38 @@ function defaultReservation(key: SigningKey): number {
  * Throws {@link ServiceError} UNPROCESSABLE_DOCUMENT saying which.
  */
 export function openSignablePdf(pdf: Buffer): PdfFile {
-  let file: PdfFile;
+  const file = openReadablePdf(pdf, "signing");
   let pages: number;
   try {
-    file = PdfFile.open(pdf);
-    if (file.trailer.has(PDFName.of("Encrypt"))) {
-      throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF is encrypted; remove its password protection before signing it.");
-    }
     const count = file.resolve(file.resolveDict(file.catalog().get(PDFName.of("Pages")))?.get(PDFName.of("Count")));
     pages = count && "asNumber" in count ? (count as { asNumber(): number }).asNumber() : 0;
   } catch (error) {
-    if (error instanceof ServiceError) throw error;
-    throw unreadable(error);
+    throw unreadablePdf(error);
   }
   if (pages <= 0) throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF has no pages.");
   return file;
 }
 
-function unreadable(error: unknown): ServiceError {
-  return new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a readable PDF (damaged or truncated).", {
-    cause: error,
-  });
+/**
+ * Throws the UNPROCESSABLE_DOCUMENT that {@link signPdf} would for `pdf`
+ * (unreadable, encrypted, no pages, certified against any change) without
+ * signing it: for a request refused for another reason, so that what is wrong
+ * with the document is heard first.
+ */
+export function checkSignable(pdf: Buffer): void {
+  const file = openSignablePdf(pdf);
+  try {
+    refuseCertified(readDocumentForm(file));
+  } catch (error) {
+    if (!(error instanceof PdfReadError)) throw error;
+    throw unreadablePdf(error);
+  }
+}
+
+function refuseCertified(form: DocumentForm): void {
+  if (form.noChangesAllowed) {
+    throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The PDF is certified with no changes allowed; it cannot be signed again.");
+  }
 }
 
 /** The signature dictionary's own entries; text strings are UTF-16BE hex strings (names outside Latin-1). */

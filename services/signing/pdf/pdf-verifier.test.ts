@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { PDFDocument } from "pdf-lib";
 import { ServiceError } from "../../core/errors.js";
 import { TEST_PKI, createTestPki } from "../../../test/support/openssl.js";
 import { loadLocalKeyFromFiles, loadOrCreateLocalKey } from "../keys/local-key.js";
@@ -21,6 +22,21 @@ const SIGNING_TIME = new Date("2025-03-04T05:06:07Z");
 function sha256(bytes: Buffer): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
+
+/** A one-page PDF whose trailer `edit` changed before it was saved. */
+async function pdfWithTrailer(edit: (document: PDFDocument) => void): Promise<Buffer> {
+  const document = await PDFDocument.create();
+  document.addPage([200, 200]);
+  edit(document);
+  return Buffer.from(await document.save({ useObjectStreams: false }));
+}
+
+const unprocessable = (message: RegExp) => (error: unknown) => {
+  assert.ok(error instanceof ServiceError, String(error));
+  assert.equal(error.code, "UNPROCESSABLE_DOCUMENT");
+  assert.match(error.message, message);
+  return true;
+};
 
 describe("verifyPdfSignatures", () => {
   let rsa: SigningKey;
@@ -107,6 +123,18 @@ describe("verifyPdfSignatures", () => {
     assert.equal(result.reason, "The document has no signature.");
     assert.deepEqual(result.signers, []);
     assert.deepEqual(result.document, { sha256: sha256(pdf), pages: 3 });
+  });
+
+  test("an encrypted PDF, or one whose trailer has no /Root, is UNPROCESSABLE_DOCUMENT, not a document without signature", async () => {
+    const encrypted = await pdfWithTrailer((document) => {
+      document.context.trailerInfo.Encrypt = document.context.register(document.context.obj({ Filter: "Standard", V: 5, R: 6 }));
+    });
+    await assert.rejects(verifyPdfSignatures(encrypted), unprocessable(/encrypted/));
+    // pdf-lib would find the catalog by its /Type and read the pages; signing would not read the file
+    const rootless = await pdfWithTrailer((document) => {
+      document.context.trailerInfo.Root = undefined as never;
+    });
+    await assert.rejects(verifyPdfSignatures(rootless), unprocessable(/damaged or truncated/));
   });
 
   test("bytes that are not a PDF are UNPROCESSABLE_DOCUMENT", async () => {

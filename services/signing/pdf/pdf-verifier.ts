@@ -22,7 +22,8 @@ import { isPdf } from "../../core/file-signature.js";
 import { OID, toDer, type Asn1 } from "../cms/asn1.js";
 import type { RevocationSource } from "../ltv/revocation.js";
 import { assessSignature, type DocumentValidationData, type SignatureAssessment } from "../ltv/signature-assessment.js";
-import { PdfFile } from "./pdf-file.js";
+import type { PdfFile } from "./pdf-file.js";
+import { openReadablePdf, unreadablePdf } from "./readable-pdf.js";
 import { changesAfter } from "./revisions.js";
 
 const { asn1 } = forge;
@@ -104,10 +105,11 @@ interface SignatureEntry {
 /**
  * Verifies every signature of `pdf`. A PDF without signatures is not valid
  * (reason "The document has no signature."). Throws {@link ServiceError}
- * UNPROCESSABLE_DOCUMENT for bytes that are not a readable PDF.
+ * UNPROCESSABLE_DOCUMENT for bytes that are not a readable PDF (as signing
+ * reads it: {@link openReadablePdf}) or are encrypted.
  */
 export async function verifyPdfSignatures(pdf: Buffer, options: PdfVerifyOptions = {}): Promise<PdfVerification> {
-  const { document, pages } = await loadDocument(pdf);
+  const { file, document, pages } = await loadDocument(pdf);
   const sha256 = createHash("sha256").update(pdf).digest("hex");
   const summary = { sha256, pages };
   const roots = readRoots(options.trustedRootsDer);
@@ -117,17 +119,14 @@ export async function verifyPdfSignatures(pdf: Buffer, options: PdfVerifyOptions
     return { valid: false, reason: "The document has no signature.", signers: [], document: summary };
   }
 
-  const file = safe(() => PdfFile.open(pdf), undefined);
-  const dss = (file && safe(() => documentValidationData(file), undefined)) ?? { certificates: [], ocspResponses: [], crls: [] };
+  const dss = safe(() => documentValidationData(file), undefined) ?? { certificates: [], ocspResponses: [], crls: [] };
   // the DSS may hold intermediates a signature does not carry
   const dssCertificates = dss.certificates.flatMap((der) => safe(() => [new X509Certificate(der)], []));
   const checked = entries.map((entry) => verifyEntry(pdf, entry, roots, dssCertificates));
   const signers: PdfSignatureReport[] = [];
   for (const [index, { report, contents, signerDer, hashFailure }] of checked.entries()) {
     const entry = entries[index]!;
-    const changes = file
-      ? safe(() => changesAfter(file, end(entry.byteRange)), { permitted: false, problem: "the revisions after it cannot be read" })
-      : { permitted: false, problem: "the document's structure cannot be read" };
+    const changes = safe(() => changesAfter(file, end(entry.byteRange)), { permitted: false, problem: "the revisions after it cannot be read" });
     report.revision = revisionOf(pdf, end(entry.byteRange));
     report.laterChangesPermitted = changes.permitted;
     if (!changes.permitted && !report.problem) report.problem = `a later revision changed the document in a way that is not permitted: ${changes.problem}`;
@@ -185,18 +184,22 @@ function documentValidationData(file: PdfFile): DocumentValidationData {
   return { certificates: streams("Certs"), ocspResponses: streams("OCSPs"), crls: streams("CRLs") };
 }
 
-async function loadDocument(pdf: Buffer): Promise<{ document: PDFDocument; pages: number }> {
+/**
+ * The document as both readers see it: the lazy reader signing uses (which
+ * refuses a file with no trailer /Root, where pdf-lib would guess a catalog,
+ * and an encrypted one) and pdf-lib's full parse.
+ */
+async function loadDocument(pdf: Buffer): Promise<{ file: PdfFile; document: PDFDocument; pages: number }> {
   if (!isPdf(pdf)) {
     throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a PDF.");
   }
+  const file = openReadablePdf(pdf, "verifying");
   try {
     const document = await PDFDocument.load(pdf, { ignoreEncryption: true, updateMetadata: false });
     // a file without a page tree fails here (pdf-lib loads almost anything)
-    return { document, pages: document.getPageCount() };
+    return { file, document, pages: document.getPageCount() };
   } catch (error) {
-    throw new ServiceError("UNPROCESSABLE_DOCUMENT", "The document is not a readable PDF (damaged or truncated).", {
-      cause: error,
-    });
+    throw unreadablePdf(error);
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { MAX_JSON_DEPTH } from "../../core/json-shape.js";
 import { signRequestIssues, signRequestSchema } from "./sign-request-schema.js";
 
 const schema = signRequestSchema({ metadataMaxBytes: 64 });
@@ -57,5 +58,27 @@ describe("sign request rules", () => {
     assert.deepEqual(fields(event("scroll", { percent: -1 })), ["auditTrail[0].data.percent"]);
     assert.deepEqual(fields(event("field_change", { fieldId: "f", value: ["a", 1, null] })), []);
     assert.deepEqual(fields(event("field_change", { fieldId: "f", value: { nested: true } })), ["auditTrail[0].data.value"]);
+  });
+
+  test("free-form JSON nested 20,000 levels (which JSON.stringify cannot take) is refused and named, in metadata and in every audit event's data", () => {
+    const deep = () => JSON.parse('{"a":'.repeat(20_000) + "1" + "}".repeat(20_000)) as Record<string, unknown>;
+    const depthIssue = { issue: `is nested deeper than ${MAX_JSON_DEPTH} levels` };
+    assert.deepEqual(issues({ ...valid, metadata: deep() }), [{ field: `metadata${".a".repeat(MAX_JSON_DEPTH)}`, ...depthIssue }]);
+    const events = [
+      { type: "ready", data: deep() },
+      { type: "scroll", data: { percent: 5, extra: deep() } },
+      { type: "field_change", data: { fieldId: "f", value: "v", extra: deep() } },
+      { type: "submit", data: deep() },
+    ].map((event) => ({ ...event, timestamp: "2026-11-21T09:00:00Z" }));
+    assert.deepEqual(
+      fields({ ...valid, auditTrail: events }),
+      ["auditTrail[0].data", "auditTrail[1].data.extra", "auditTrail[2].data.extra", "auditTrail[3].data"].map((data) => `${data}${".a".repeat(data.endsWith("extra") ? MAX_JSON_DEPTH - 1 : MAX_JSON_DEPTH)}`),
+    );
+  });
+
+  test("metadata and audit data nested 32 levels are accepted", () => {
+    const nested = JSON.parse('{"a":'.repeat(MAX_JSON_DEPTH - 1) + "{}" + "}".repeat(MAX_JSON_DEPTH - 1)) as Record<string, unknown>;
+    const roomy = signRequestSchema({ metadataMaxBytes: 4096 });
+    assert.equal(roomy.safeParse({ ...valid, metadata: nested, auditTrail: [{ ...valid.auditTrail[0], data: nested }] }).success, true);
   });
 });

@@ -8,22 +8,40 @@
 import { z } from "zod";
 import type { FieldIssue } from "../../core/errors.js";
 import { fieldIssues } from "../../core/field-issues.js";
+import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
+import { jsonShapeViolation, MAX_JSON_DEPTH } from "../../core/json-shape.js";
 import { SIGNATURE_LEVELS } from "../model.js";
 import { normalizeEmail } from "../../keys/email-address.js";
 
 export const MAX_AUDIT_EVENTS = 10_000;
+/** UTF-16 units, so at most 600 bytes of UTF-8: with the caller's key id, a ledger key stays far below LMDB's 1,978 bytes. */
 export const MAX_EVENT_ID_CHARS = 200;
 
 const timestamp = z.iso.datetime({ error: "must be an ISO 8601 UTC time, e.g. 2026-11-21T09:30:00Z" });
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const fieldValue = z.union([scalar, z.array(scalar)], { error: "must be a string, number, boolean, null or an array of them" });
+
+/**
+ * `schema`, also refusing a value nested deeper than MAX_JSON_DEPTH (the issue
+ * names the place, e.g. auditTrail[0].data.a.b…) and then running no further
+ * check: the schemas here look one level into free-form JSON, but the
+ * JSON.stringify and safe-stable-stringify that follow go all the way down.
+ */
+function withinJsonDepth<T extends z.ZodType>(schema: T): T {
+  return schema.check((ctx) => {
+    const violation = jsonShapeViolation(ctx.value);
+    if (violation) ctx.issues.push({ code: "custom", message: violation.issue, path: violation.path, input: ctx.value, continue: false });
+  });
+}
+
 // A record parsed by zod is a copy made by assignment, on which a "__proto__" key
 // would silently vanish: refused instead of dropped.
-const dataObject = z
-  .unknown()
-  .refine((value) => typeof value !== "object" || value === null || !Object.hasOwn(value, "__proto__"), "must not have a key named __proto__")
-  .pipe(z.record(z.string(), z.unknown(), { error: "must be an object" }))
-  .meta({ type: "object", additionalProperties: {} });
+const dataObject = withinJsonDepth(
+  z
+    .unknown()
+    .refine((value) => typeof value !== "object" || value === null || !Object.hasOwn(value, "__proto__"), "must not have a key named __proto__")
+    .pipe(z.record(z.string(), z.unknown(), { error: "must be an object" })),
+).meta({ type: "object", additionalProperties: {}, description: `Free-form; objects and arrays nested at most ${MAX_JSON_DEPTH} levels deep.` });
 
 const auditEvent = z.discriminatedUnion(
   "type",
@@ -32,16 +50,18 @@ const auditEvent = z.discriminatedUnion(
     z.strictObject({
       type: z.literal("scroll"),
       timestamp,
-      data: z.looseObject({ percent: z.number({ error: "must be a number from 0 to 100" }).min(0).max(100) }),
+      data: withinJsonDepth(z.looseObject({ percent: z.number({ error: "must be a number from 0 to 100" }).min(0).max(100) })),
     }),
     z.strictObject({
       type: z.literal("field_change"),
       timestamp,
-      data: z.looseObject({
-        fieldId: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string").max(200),
-        value: fieldValue,
-        previousValue: fieldValue.optional(),
-      }),
+      data: withinJsonDepth(
+        z.looseObject({
+          fieldId: z.string({ error: "must be a non-empty string" }).min(1, "must be a non-empty string").max(200),
+          value: fieldValue,
+          previousValue: fieldValue.optional(),
+        }),
+      ),
     }),
     z.strictObject({ type: z.literal("submit"), timestamp, data: dataObject.optional() }),
   ],
@@ -81,12 +101,12 @@ export const eventIdSchema = z
   .string({ error: "must be a string" })
   .min(1, "must not be empty")
   .max(MAX_EVENT_ID_CHARS, `must be at most ${MAX_EVENT_ID_CHARS} characters`)
-  // the control characters (Unicode category Cc) spelled as ranges: /openapi.json carries this pattern, and
-  // clients' regex engines (Schemathesis' among them) do not all know \p{…} classes
-  .regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, "must not contain control characters");
+  .regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_ISSUE);
 
 export function metadataSchema(maxBytes: number) {
-  return dataObject.refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`);
+  return dataObject
+    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`)
+    .meta({ description: `Free-form JSON object: at most ${maxBytes} bytes as JSON, objects and arrays nested at most ${MAX_JSON_DEPTH} levels deep.` });
 }
 
 /** Standard base64, padded (a pattern, so /openapi.json states it too); "" is left to the min-length rule. */

@@ -5,10 +5,10 @@ import { describeCertificate } from "../keys/certificate-description.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { addDocumentTimestamp, addValidationData, certificateChainOf } from "../ltv/long-term-validation.js";
 import type { RevocationSource } from "../ltv/revocation.js";
-import type { TimestampAuthority } from "../ltv/timestamp-authority.js";
+import { timestampingNotConfigured, type TimestampAuthority } from "../ltv/timestamp-authority.js";
 import type { AuditEvent, SignatureLevel, Signer } from "../model.js";
 import { PdfOutput } from "../pdf/pdf-output.js";
-import { signPdf } from "../pdf/pdf-signer.js";
+import { checkSignable, signPdf } from "../pdf/pdf-signer.js";
 
 /** Everything needed to turn one PDF into a signed one; plain data, so it can cross to a worker thread. */
 export interface SigningJob {
@@ -27,7 +27,7 @@ export interface SigningJob {
 
 /** What a worker signs with besides the key. */
 export interface SigningServices {
-  /** Required for B-T and above (the service refuses those levels without one). */
+  /** Required for B-T and above: without one, those levels are refused (NOT_CONFIGURED) once the document has been checked. */
   timestampAuthority?: TimestampAuthority;
   revocation: Pick<RevocationSource, "collect">;
 }
@@ -59,7 +59,11 @@ export const AUDIT_TRAIL_KEY = "DocServiceAuditTrail";
  */
 export async function runSigningJob(job: SigningJob, key: SigningKey, services: SigningServices, options: SigningJobOptions = {}): Promise<Buffer> {
   const tsa = job.level === "B-B" ? undefined : services.timestampAuthority;
-  if (job.level !== "B-B" && !tsa) throw new Error(`level ${job.level} without a time-stamping authority`);
+  const output = options.ownsPdf ? PdfOutput.appendingTo(job.pdf) : new PdfOutput(job.pdf);
+  if (job.level !== "B-B" && !tsa) {
+    checkSignable(output.bytes);
+    throw timestampingNotConfigured(`Level ${job.level}`, "level");
+  }
   const tokens: Buffer[] = [];
   const recordingTsa = tsa && {
     requestTimestampToken: async (signature: Buffer) => {
@@ -68,7 +72,6 @@ export async function runSigningJob(job: SigningJob, key: SigningKey, services: 
       return token;
     },
   };
-  const output = options.ownsPdf ? PdfOutput.appendingTo(job.pdf) : new PdfOutput(job.pdf);
   await signAndAppendAudit(output, job, key, recordingTsa);
   if (job.level === "B-LT" || job.level === "B-LTA") {
     const data = await services.revocation.collect([[key.certificateDer, ...key.chainDer], ...tokens.map(certificateChainOf)]);

@@ -8,11 +8,11 @@ import { parentPort, workerData } from "node:worker_threads";
 import { verifyPdfSignatures } from "../pdf/pdf-verifier.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { runSigningJob } from "./signing-job.js";
-import { ServiceError } from "../../core/errors.js";
 import { extendArchive } from "../ltv/archive-extension.js";
 import { RevocationSource } from "../ltv/revocation.js";
 import { TimestampAuthority } from "../ltv/timestamp-authority.js";
-import { asBuffer, deserializeError, serializeError, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
+import { deserializeError, serializeError } from "../../core/thread-errors.js";
+import { asBuffer, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 const port = parentPort!;
 const setup = (workerData as { data: WorkerSetup }).data;
@@ -49,7 +49,6 @@ async function run(taskId: number, task: Task): Promise<void> {
       const signed = await runSigningJob(task.job, keyForTask(taskId), { timestampAuthority, revocation }, { ownsPdf: true });
       post({ type: "done", taskId, signed }, transferList(signed));
     } else if (task.kind === "extend") {
-      if (!timestampAuthority) throw new ServiceError("UNAVAILABLE", "No time-stamping authority is configured (SIGNING_TSA_URL).");
       const signed = await extendArchive(asBuffer(task.pdf), { timestampAuthority, revocation }, { ownsPdf: true });
       post({ type: "done", taskId, signed }, transferList(signed));
     } else {

@@ -7,7 +7,8 @@ import type { PdfVerification } from "../pdf/pdf-verifier.js";
 import { Pkcs11KeyError } from "../keys/pkcs11/pkcs11-key.js";
 import type { SigningJob } from "./signing-job.js";
 import type { SigningKey } from "../keys/signing-key.js";
-import { asBuffer, deserializeError, serializeError, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
+import { deserializeError, serializeError } from "../../core/thread-errors.js";
+import { asBuffer, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 export interface SigningWorkersOptions {
   /** Worker threads; one per core uses every core. */

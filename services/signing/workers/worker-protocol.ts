@@ -1,4 +1,4 @@
-import { ServiceError, type FieldIssue } from "../../core/errors.js";
+import type { SerializedError } from "../../core/thread-errors.js";
 import type { PdfVerification } from "../pdf/pdf-verifier.js";
 import type { RevocationSourceOptions } from "../ltv/revocation.js";
 import type { KeyAlgorithm } from "../keys/signing-key.js";
@@ -28,28 +28,6 @@ export type FromWorker =
   | { type: "done"; taskId: number; signed?: Uint8Array; verification?: PdfVerification }
   | { type: "failed"; taskId: number; error: SerializedError }
   | { type: "sign"; taskId: number; callId: number; data: Uint8Array };
-
-/** A ServiceError keeps its code across the thread boundary; anything else is an internal error with its text for the log. */
-export type SerializedError =
-  | { service: true; code: ServiceError["code"]; message: string; details?: FieldIssue[]; retryAfterSeconds?: number }
-  | { service: false; message: string; stack?: string };
-
-export function serializeError(error: unknown): SerializedError {
-  if (error instanceof ServiceError) {
-    return { service: true, code: error.code, message: error.message, details: error.details, retryAfterSeconds: error.retryAfterSeconds };
-  }
-  const plain = error instanceof Error ? error : new Error(String(error));
-  return { service: false, message: plain.message, stack: plain.stack };
-}
-
-export function deserializeError(error: SerializedError): Error {
-  if (error.service) {
-    return new ServiceError(error.code, error.message, { details: error.details, retryAfterSeconds: error.retryAfterSeconds });
-  }
-  const plain = new Error(error.message);
-  if (error.stack) plain.stack = error.stack;
-  return plain;
-}
 
 /**
  * The transfer list for posting `bytes` to another thread: their ArrayBuffer

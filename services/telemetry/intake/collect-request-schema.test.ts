@@ -64,3 +64,18 @@ test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000
     }
   }
 });
+
+test("documentId holds no control characters; documentCreatedAt is at most 64 characters", () => {
+  for (const documentId of ["HASH-1\n", "a\u0000b", "tab\there", "del\u007f", "c1\u0085"]) {
+    assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentId }] }), [{ field: "events[0].documentId", issue: "must not contain control characters" }]);
+  }
+  parseCollectRequest({ libraryVersion: "1", events: [{ ...event, documentId: "ünïcode 文書 id" }] }, limits);
+  const precise = `2011-11-24T13:24:12.${"1".repeat(60)}Z`;
+  assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentCreatedAt: precise }] }).map((i) => i.field), ["events[0].documentCreatedAt"]);
+});
+
+test("JSON nested 20,000 levels deep, in metadata or a field nobody reads, is refused or ignored without recursing", () => {
+  const deep = JSON.parse("[".repeat(20_000) + "]".repeat(20_000)) as unknown;
+  assert.deepEqual(issues({ libraryVersion: "1", metadata: { deep }, events: [event] }).map((i) => i.field), ["metadata.deep"]);
+  parseCollectRequest({ libraryVersion: "1", extra: deep, browserInfo: { extra: deep }, events: [{ ...event, extra: deep }] }, limits);
+});

@@ -9,11 +9,13 @@
  */
 import { Ajv, type ErrorObject } from "ajv";
 import { validationError, type FieldIssue } from "../../core/errors.js";
+import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
 
-export const COMMUNITY_LICENSE_KEY = "community-and-eval-agplv3";
 export const MAX_EVENTS_PER_REPORT = 100;
 export const MAX_DOCUMENT_ID_CHARS = 128;
 export const MAX_METADATA_KEYS = 32;
+/** Longest of each other text, in characters; TelemetryService holds gRPC callers to the same (collect-request-check.ts). */
+export const MAX_TEXT_CHARS = { libraryVersion: 64, userAgent: 1000, currentUrl: 4000, hostname: 255, metadataKey: 64, documentCreatedAt: 64 } as const;
 
 export interface CollectRequestJson {
   libraryVersion?: string;
@@ -39,15 +41,15 @@ export const collectRequestJsonSchema = {
   type: "object",
   required: ["events"],
   properties: {
-    libraryVersion: { ...text(64), description: "Also accepted as `superdocVersion`; one of the two is required." },
-    superdocVersion: text(64),
+    libraryVersion: { ...text(MAX_TEXT_CHARS.libraryVersion), description: "Also accepted as `superdocVersion`; one of the two is required." },
+    superdocVersion: text(MAX_TEXT_CHARS.libraryVersion),
     browserInfo: {
       type: "object",
       default: {},
       properties: {
-        userAgent: { ...text(1000), default: "" },
-        currentUrl: { ...text(4000), default: "" },
-        hostname: { ...text(255), default: "" },
+        userAgent: { ...text(MAX_TEXT_CHARS.userAgent), default: "" },
+        currentUrl: { ...text(MAX_TEXT_CHARS.currentUrl), default: "" },
+        hostname: { ...text(MAX_TEXT_CHARS.hostname), default: "" },
         screenSize: { type: "object", default: {}, properties: { width: pixels, height: pixels } },
       },
     },
@@ -56,7 +58,7 @@ export const collectRequestJsonSchema = {
       default: {},
       description: "Flat: string, number or boolean values; part of what makes a document distinct.",
       maxProperties: MAX_METADATA_KEYS,
-      propertyNames: { maxLength: 64 },
+      propertyNames: { maxLength: MAX_TEXT_CHARS.metadataKey },
       additionalProperties: { type: ["string", "number", "boolean"] },
     },
     events: {
@@ -68,8 +70,14 @@ export const collectRequestJsonSchema = {
         required: ["timestamp", "documentId"],
         properties: {
           timestamp: { type: "string", pattern: TIMESTAMP, "x-issue": "must be an ISO 8601 time with milliseconds, e.g. 2026-11-21T09:30:00.000Z" },
-          documentId: { type: "string", minLength: 1, maxLength: MAX_DOCUMENT_ID_CHARS },
-          documentCreatedAt: { type: ["string", "null"], pattern: DATE_OR_TIME, default: null, "x-issue": "must be an ISO 8601 time or null" },
+          documentId: { type: "string", minLength: 1, maxLength: MAX_DOCUMENT_ID_CHARS, pattern: NO_CONTROL_CHARACTERS.source, "x-issue": CONTROL_CHARACTERS_ISSUE },
+          documentCreatedAt: {
+            type: ["string", "null"],
+            maxLength: MAX_TEXT_CHARS.documentCreatedAt,
+            pattern: DATE_OR_TIME,
+            default: null,
+            "x-issue": "must be an ISO 8601 time or null",
+          },
         },
       },
     },
@@ -91,12 +99,15 @@ export function parseCollectRequest(body: unknown, limits: { metadataMaxBytes: n
     if (!isCalendarDate(event.timestamp)) issues.push({ field: `events[${i}].timestamp`, issue: "is not a real calendar date" });
   });
   const metadata = body.metadata as Record<string, string | number | boolean>;
-  if (Buffer.byteLength(JSON.stringify(metadata)) > limits.metadataMaxBytes) {
-    issues.push({ field: "metadata", issue: `must be at most ${limits.metadataMaxBytes} bytes as JSON` });
-  }
+  issues.push(...metadataSizeIssues(metadata, limits.metadataMaxBytes));
   if (issues.length > 0) throw validationError(issues);
   for (const key in metadata) if (typeof metadata[key] !== "string") metadata[key] = String(metadata[key]);
   return body;
+}
+
+/** Flat metadata over `maxBytes` as JSON, as an issue. */
+export function metadataSizeIssues(metadata: Record<string, string | number | boolean>, maxBytes: number): FieldIssue[] {
+  return Buffer.byteLength(JSON.stringify(metadata)) > maxBytes ? [{ field: "metadata", issue: `must be at most ${maxBytes} bytes as JSON` }] : [];
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { CollectRequest, type DeepPartial } from "../../gen/ts-proto/docservice/v1/telemetry.js";
+import { rejection } from "../../test/support/service-errors.js";
+import type { UsageIntake } from "./intake/usage-intake.js";
+import { EmbeddedLicenseKeyStore } from "./license-keys/embedded-license-key-store.js";
+import { COMMUNITY_LICENSE_KEY } from "./license-keys/license-key.js";
+import { TelemetryService } from "./telemetry-service.js";
+import type { UsageRecord } from "./usage-record.js";
+import { EmbeddedUsageStore } from "./usage/embedded-usage-store.js";
+
+// TelemetryService as every transport reaches it, on the embedded (LMDB) stores, whose keys hold at
+// most 1,978 bytes: whatever a caller sends as a license key or in a report is a VALIDATION_ERROR
+// naming the field, or UNAUTHENTICATED for a well-formed key nobody registered, never the store's error.
+
+const root = mkdtempSync(join(tmpdir(), "docservice-telemetry-service-"));
+const licenseKeys = new EmbeddedLicenseKeyStore(join(root, "license-keys"));
+const usageStore = new EmbeddedUsageStore(join(root, "usage"));
+const accepted: UsageRecord[][] = [];
+const intake = { accept: async (records: UsageRecord[]) => void accepted.push(records) } as UsageIntake;
+const telemetry = new TelemetryService(intake, usageStore, licenseKeys, { metadataMaxBytes: 200 });
+
+after(async () => {
+  await licenseKeys.close();
+  await usageStore.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const report = (overrides: DeepPartial<CollectRequest> = {}) =>
+  CollectRequest.fromPartial({ libraryVersion: "1.0.0", events: [{ timestamp: new Date("2026-11-21T09:30:00.000Z"), documentId: "HASH-00000001" }], ...overrides });
+
+const fields = async (call: Promise<unknown>) => (await rejection(call, "VALIDATION_ERROR")).details?.map((d) => d.field);
+
+/** Too long for LMDB (10 KB and 2,000 characters), too short, with a space, a control character, a non-ASCII letter. */
+const MALFORMED_KEYS = ["k".repeat(10_000), "k".repeat(2000), "k".repeat(129), "short", "lic with space", "lic_\u0000_nul", "lic_caf\u00e9_key"];
+
+describe("TelemetryService: license keys are checked before any store sees them", () => {
+  test("collect: a malformed key is a VALIDATION_ERROR naming licenseKey; a well-formed unknown one UNAUTHENTICATED", async () => {
+    for (const licenseKey of MALFORMED_KEYS) assert.deepEqual(await fields(telemetry.collect(report({ licenseKey }))), ["licenseKey"], licenseKey.slice(0, 20));
+    await rejection(telemetry.collect(report({ licenseKey: `lic_${"u".repeat(124)}` })), "UNAUTHENTICATED");
+    assert.equal(accepted.length, 0);
+  });
+
+  test("collect: no key is the community key, which is always accepted", async () => {
+    assert.deepEqual(await telemetry.collect(report()), { accepted: 1 });
+    assert.deepEqual(await telemetry.collect(report({ licenseKey: COMMUNITY_LICENSE_KEY })), { accepted: 1 });
+    assert.deepEqual(accepted.map((records) => records[0].licenseKey), [COMMUNITY_LICENSE_KEY, COMMUNITY_LICENSE_KEY]);
+  });
+
+  test("getUsage, addLicenseKey and removeLicenseKey: a malformed key is a VALIDATION_ERROR naming licenseKey", async () => {
+    for (const licenseKey of MALFORMED_KEYS) {
+      assert.deepEqual(await fields(telemetry.getUsage({ licenseKey, from: "2026-11-01", to: "2026-11-30" })), ["licenseKey"]);
+      assert.deepEqual(await fields(telemetry.addLicenseKey({ licenseKey })), ["licenseKey"]);
+      assert.deepEqual(await fields(telemetry.removeLicenseKey({ licenseKey })), ["licenseKey"]);
+    }
+    assert.deepEqual(await fields(telemetry.getUsage({ licenseKey: "", from: "2026-11-01", to: "2026-11-30" })), ["licenseKey"]);
+    assert.deepEqual(await fields(telemetry.removeLicenseKey({ licenseKey: "" })), ["licenseKey"]);
+  });
+
+  test("keys of 8 and 128 characters are added, used, queried and removed", async () => {
+    for (const licenseKey of ["lic_1234", `lic_${"m".repeat(124)}`]) {
+      assert.equal((await telemetry.addLicenseKey({ licenseKey, customer: "Acme" })).key?.licenseKey, licenseKey);
+      assert.deepEqual(await telemetry.collect(report({ licenseKey })), { accepted: 1 });
+      assert.equal((await telemetry.getUsage({ licenseKey, from: "2026-11-01", to: "2026-11-30" })).licenseKey, licenseKey);
+      assert.deepEqual(await telemetry.removeLicenseKey({ licenseKey }), { removed: true });
+    }
+  });
+});
+
+describe("TelemetryService: a report from a Connect or gRPC caller is held to the JSON body's limits", () => {
+  test("documentId: 1 to 128 characters without control characters", async () => {
+    const event = (documentId: string) => ({ events: [{ timestamp: new Date(), documentId }] });
+    assert.deepEqual(await fields(telemetry.collect(report(event("d".repeat(129))))), ["events[0].documentId"]);
+    assert.deepEqual(await fields(telemetry.collect(report(event("d".repeat(100_000))))), ["events[0].documentId"]);
+    assert.deepEqual(await fields(telemetry.collect(report(event("HASH-1\r\nX: y")))), ["events[0].documentId"]);
+    assert.deepEqual(await fields(telemetry.collect(report(event("")))), ["events[0].documentId"]);
+    assert.deepEqual(await telemetry.collect(report(event(`ünïcode-${"d".repeat(120)}`))), { accepted: 1 });
+  });
+
+  test("texts, metadata and the number of events are bounded", async () => {
+    const text = "x".repeat(5000);
+    assert.deepEqual(await fields(telemetry.collect(report({ libraryVersion: text, browserInfo: { userAgent: text, currentUrl: text, hostname: text } }))), [
+      "libraryVersion",
+      "browserInfo.userAgent",
+      "browserInfo.currentUrl",
+      "browserInfo.hostname",
+    ]);
+    const manyKeys = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, "v"]));
+    assert.deepEqual(await fields(telemetry.collect(report({ metadata: manyKeys }))), ["metadata"]);
+    assert.deepEqual(await fields(telemetry.collect(report({ metadata: { ["k".repeat(65)]: "v" } }))), ["metadata"]);
+    assert.deepEqual(await fields(telemetry.collect(report({ metadata: { pad: "x".repeat(300) } }))), ["metadata"]);
+    const events = Array.from({ length: 101 }, () => ({ timestamp: new Date(), documentId: "HASH-1", documentCreatedAt: text }));
+    assert.deepEqual(await fields(telemetry.collect(report({ events }))), ["events"]);
+    assert.deepEqual(await fields(telemetry.collect(report({ events: events.slice(0, 1) }))), ["events[0].documentCreatedAt"]);
+  });
+});
