@@ -26,10 +26,16 @@ const positiveInt = z.coerce.number().int().positive();
 const boolean = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const optionalText = z.string().min(1).optional();
 
-/** The soft limit on this process's open files (each connection takes one). */
+/** The soft limit on this process's open files (each connection takes one); Linux's usual default where /proc does not say. */
 function openFileLimit(): number {
-  const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"));
-  return line && line[1] !== "unlimited" ? Number(line[1]) : 65536;
+  let limits = "";
+  try {
+    limits = readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    // not Linux
+  }
+  const line = /^Max open files\s+(\d+)/m.exec(limits);
+  return line ? Number(line[1]) : 65536;
 }
 
 function expandHome(path: string): string {

@@ -197,6 +197,22 @@ describe("a hostile client against the embedded platform", { timeout: 15 * 60_00
     await assertHealthy("pathological sources");
   });
 
+  test("a PDF that sends the parser's recovery through megabytes of digits and text: answered within seconds", async () => {
+    const pdf = (await textPdf(1)).toString("latin1");
+    // a broken object header early on makes pdf-lib scan the rest byte by byte for the next one
+    const at = pdf.indexOf(" 0 obj");
+    const hostile = Buffer.from(`${pdf.slice(0, at)} 0 ob ${"0".repeat(2 * MB)} ${"x".repeat(2 * MB)} endobj\n${pdf.slice(at)}`, "latin1");
+    for (const path of ["/v1/verify", "/v1/sign"]) {
+      const started = performance.now();
+      const body = path === "/v1/sign" ? signBody(hostile) : { document: { base64: hostile.toString("base64") } };
+      const answer = await send(path, { method: "POST", headers: { ...json, ...auth() }, body: JSON.stringify(body) });
+      const seconds = (performance.now() - started) / 1000;
+      assertSound(path, answer);
+      assert.ok(seconds < 5, `${path} of the PDF took ${seconds.toFixed(1)} s`);
+    }
+    await assertHealthy("pathological PDFs");
+  });
+
   test("a capability this deployment lacks: 501 without Retry-After, once the document itself is found sound", async () => {
     const timestamp = (document: Buffer) => send("/v1/timestamp", { method: "POST", headers: { ...json, ...auth() }, body: JSON.stringify({ document: { base64: document.toString("base64") } }) });
     const signed = await send("/v1/sign", { method: "POST", headers: { ...json, ...auth() }, body: JSON.stringify(signBody(await textPdf(1))) });
