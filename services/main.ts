@@ -107,7 +107,7 @@ async function startBackends(role: Role, config: Config, transport: InternalTran
         transport,
         credentials: credentialCheck(config.adminToken, keysForCallers(config, transport, backends.keys)),
         connections: config,
-        messages: messageLimits(config),
+        messages: MessageLimits.of(config),
       },
       hosted,
       logger,
@@ -115,10 +115,6 @@ async function startBackends(role: Role, config: Config, transport: InternalTran
     stops.unshift(host.shutdown);
   }
   return backends;
-}
-
-function messageLimits(config: Config): MessageLimits {
-  return new MessageLimits({ signingBytes: config.signingMaxBytes, signingMetadataBytes: config.signingMetadataMaxBytes, conversionBytes: config.conversionMaxBytes });
 }
 
 function internalTransport(config: Config): InternalTransport {
@@ -208,7 +204,7 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
     // in-process backends only: a gateway alone does not know its backends' sizes
     capacity: role === "all" ? { sign: config.signingWorkers, ...(config.conversionBackend === "local" ? { convert: config.conversionPoolSize } : {}) } : {},
     bridges: [keyServiceBridge(backends.keys), signingServiceBridge(backends.signing), telemetryServiceBridge(backends.telemetry)],
-    messages: messageLimits(config),
+    messages: MessageLimits.of(config),
   });
   stops.unshift(gateway.close);
   return stops;

@@ -29,7 +29,6 @@ const KEEPALIVE_TIMEOUT_MS = 20_000;
 /** grpc-js server options: the largest message of any method (each method is held to its own by {@link boundedDefinition}), and the connection limits. */
 export function grpcServerOptions(limits: GrpcConnectionLimits, messages: MessageLimits): Record<string, number> {
   return {
-    // grpc-js holds inflated messages to this too, as they inflate
     "grpc.max_receive_message_length": messages.largestRpc,
     "grpc.max_send_message_length": GRPC_MAX_MESSAGE_BYTES,
     "grpc.max_concurrent_streams": limits.grpcMaxConcurrentStreams,
@@ -42,32 +41,32 @@ export function grpcServerOptions(limits: GrpcConnectionLimits, messages: Messag
 }
 
 /**
- * A message the server would not decode: larger than its method allows, or
- * not a valid encoding of its type (grpc-js would answer a decoder's error
- * with INTERNAL). Handlers receive it in the message's place and answer its
- * error.
+ * A message the server would not decode: not a valid encoding of its type
+ * (grpc-js would answer a decoder's error with INTERNAL). Handlers receive it
+ * in the message's place and answer its error.
  */
 export class RefusedMessage {
   constructor(readonly error: ServiceError) {}
 }
 
-/** The service's definition with each request decoder held to its method's size, and its failures turned into RefusedMessage. */
+/**
+ * The service's definition with each request decoder's failures turned into
+ * RefusedMessage, and carrying its method's size limit, which grpc-js
+ * (patches/@grpc+grpc-js) holds the message to as it arrives and as it
+ * inflates, answering RESOURCE_EXHAUSTED past it.
+ */
 export function boundedDefinition(serviceName: string, definition: GrpcDefinition, messages: MessageLimits): GrpcDefinition {
   const bounded: GrpcDefinition = {};
   for (const [name, method] of Object.entries(definition)) {
-    const maxBytes = messages.rpc(serviceName, method.path.split("/").pop()!);
-    bounded[name] = {
-      ...method,
-      requestDeserialize(bytes: Buffer) {
-        if (bytes.length > maxBytes) return new RefusedMessage(new ServiceError("PAYLOAD_TOO_LARGE", `The message is larger than ${maxBytes} bytes.`));
-        try {
-          return method.requestDeserialize(bytes);
-        } catch {
-          // a decoder's own error (a bad wire type, or a stack overflow on absurd nesting) says nothing the caller can use
-          return new RefusedMessage(new ServiceError("VALIDATION_ERROR", "The message is not a valid encoding of its type.", { details: [{ field: "message", issue: "does not decode" }] }));
-        }
-      },
+    const requestDeserialize = (bytes: Buffer) => {
+      try {
+        return method.requestDeserialize(bytes);
+      } catch {
+        // a decoder's own error (a bad wire type, or a stack overflow on absurd nesting) says nothing the caller can use
+        return new RefusedMessage(new ServiceError("VALIDATION_ERROR", "The message is not a valid encoding of its type.", { details: [{ field: "message", issue: "does not decode" }] }));
+      }
     };
+    bounded[name] = { ...method, requestDeserialize: Object.assign(requestDeserialize, { maxReceiveMessageLength: messages.rpc(serviceName, method.path.split("/").pop()!) }) };
   }
   return bounded;
 }

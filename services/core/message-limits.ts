@@ -1,3 +1,5 @@
+import type { Config } from "./config.js";
+
 /**
  * The largest body of every /v1 route and the largest message of every RPC
  * (Connect, gRPC-Web and gRPC alike), in one table, decided before any byte is
@@ -64,6 +66,11 @@ const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 
 export class MessageLimits {
   constructor(private readonly documents: DocumentLimits) {}
+
+  /** The limits the configuration's document sizes give. */
+  static of(config: Pick<Config, "signingMaxBytes" | "signingMetadataMaxBytes" | "conversionMaxBytes">): MessageLimits {
+    return new MessageLimits({ signingBytes: config.signingMaxBytes, signingMetadataBytes: config.signingMetadataMaxBytes, conversionBytes: config.conversionMaxBytes });
+  }
 
   private bytes(carries: Carries): number {
     const { signingBytes, signingMetadataBytes, conversionBytes } = this.documents;
