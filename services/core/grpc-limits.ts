@@ -53,7 +53,8 @@ export class RefusedMessage {
  * The service's definition with each request decoder's failures turned into
  * RefusedMessage, and carrying its method's size limit, which grpc-js
  * (patches/@grpc+grpc-js) holds the message to as it arrives and as it
- * inflates, answering RESOURCE_EXHAUSTED past it.
+ * inflates (RESOURCE_EXHAUSTED past it), and whether the method takes
+ * compressed messages at all (UNIMPLEMENTED when it does not).
  */
 export function boundedDefinition(serviceName: string, definition: GrpcDefinition, messages: MessageLimits): GrpcDefinition {
   const bounded: GrpcDefinition = {};
@@ -66,7 +67,9 @@ export function boundedDefinition(serviceName: string, definition: GrpcDefinitio
         return new RefusedMessage(new ServiceError("VALIDATION_ERROR", "The message is not a valid encoding of its type.", { details: [{ field: "message", issue: "does not decode" }] }));
       }
     };
-    bounded[name] = { ...method, requestDeserialize: Object.assign(requestDeserialize, { maxReceiveMessageLength: messages.rpc(serviceName, method.path.split("/").pop()!) }) };
+    const methodName = method.path.split("/").pop()!;
+    const limits = { maxReceiveMessageLength: messages.rpc(serviceName, methodName), acceptsCompression: messages.rpcMayBeCompressed(serviceName, methodName) };
+    bounded[name] = { ...method, requestDeserialize: Object.assign(requestDeserialize, limits) };
   }
   return bounded;
 }
