@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ServiceError } from "../core/errors.js";
 import { errorReply, sendReply } from "./reply.js";
 
-/** Node's limit on the request line and headers together (its --max-http-header-size). */
-const MAX_HEADER_BYTES = 16 * 1024;
+/** Node's limit on the request line and headers together (--max-http-header-size, read rather than assumed). */
+const MAX_HEADER_BYTES = maxHeaderSize;
 
 export interface ClientErrorLine {
   requestId: string;
