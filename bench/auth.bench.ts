@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { loadConfig } from "../services/core/config.js";
+import { loadConfig } from "../services/configuration.js";
 import { DataDir } from "../services/core/data-dir.js";
 import { createLogger } from "../services/core/logger.js";
 import { provisionKeyService } from "../services/keys/provision.js";

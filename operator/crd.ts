@@ -57,7 +57,7 @@ const component = (what: string, defaultReplicas: number) => ({
 });
 
 /**
- * spec.limits: per field, the platform variable it sets (services/core/config.ts,
+ * spec.limits: per field, the platform variable it sets (services/configuration.ts,
  * VARIABLES), the platform's default there (what an omitted field keeps), an
  * upper bound that catches a slip of units, and what it does. The timeouts stay
  * far below 2^31 ms, past which Node's timers fire at once.

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { VARIABLES } from "../services/core/config.js";
+import { VARIABLES } from "../services/configuration.js";
 import { LIMITS, SPEC_SCHEMA } from "./crd.js";
 import { desiredState, memoryBudgetMb, type Environment } from "./desired-state.js";
 import type { DocService, KubeObject } from "./types.js";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { VARIABLES } from "../services/core/config.js";
+import { VARIABLES } from "../services/configuration.js";
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 

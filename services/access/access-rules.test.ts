@@ -5,12 +5,12 @@ import { ConversionService } from "../../gen/es/docservice/v1/conversion_pb.js";
 import { KeyService } from "../../gen/es/docservice/v1/keys_pb.js";
 import { SigningService } from "../../gen/es/docservice/v1/signing_pb.js";
 import { TelemetryService } from "../../gen/es/docservice/v1/telemetry_pb.js";
-import { authRoutes } from "../gateway/auth-routes.js";
-import { annotateRoute } from "../gateway/annotate-route.js";
-import { convertRoute } from "../gateway/convert-route.js";
+import { keyRoutes } from "../keys/key-routes.js";
+import { annotateRoute } from "../annotation/annotate-route.js";
+import { convertRoute } from "../conversion/convert-route.js";
 import { healthRoute } from "../gateway/health-route.js";
-import { signRoutes } from "../gateway/sign-routes.js";
-import { telemetryRoutes } from "../gateway/telemetry-routes.js";
+import { signRoutes } from "../signing/sign-routes.js";
+import { telemetryRoutes } from "../telemetry/telemetry-routes.js";
 import { ROUTE_ACCESS, RPC_ACCESS, routeAccess, rpcAccess } from "./access-rules.js";
 
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not called")) }) as never;
@@ -24,7 +24,7 @@ test("every RPC of every service in proto/ has exactly one rule, and the table n
 test("every /v1 route has exactly one rule, and the table names no other", () => {
   const routes = [
     healthRoute({}, Date.now()),
-    ...authRoutes(unused),
+    ...keyRoutes(unused),
     convertRoute(unused, 1, 1),
     annotateRoute(unused, 1),
     ...signRoutes(unused, { maxDocumentBytes: 1, metadataMaxBytes: 1, maxBodyBytes: 1 }),

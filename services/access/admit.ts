@@ -1,6 +1,5 @@
 import type { Principal } from "../../gen/ts-proto/docservice/v1/keys.js";
 import { ServiceError } from "../core/errors.js";
-import type { KeyServiceApi } from "../keys/key-service.js";
 import type { Access } from "./access-rules.js";
 import { bearerToken } from "./bearer.js";
 import { constantTimeEquals } from "./constant-time.js";
@@ -19,8 +18,13 @@ export interface CredentialCheck {
   authenticate(apiKey: string): Promise<Principal>;
 }
 
+/** KeyService's Authenticate, in process or over gRPC. */
+export interface KeyAuthentication {
+  authenticate(request: { apiKey: string }): Promise<{ principal?: Principal }>;
+}
+
 /** The credential check of a component: the admin token, and API keys resolved by KeyService when this component can reach it. */
-export function credentialCheck(adminToken: string | undefined, keys: Pick<KeyServiceApi, "authenticate"> | undefined): CredentialCheck {
+export function credentialCheck(adminToken: string | undefined, keys: KeyAuthentication | undefined): CredentialCheck {
   return {
     adminToken,
     authenticate: keys

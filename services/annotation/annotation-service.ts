@@ -3,9 +3,9 @@ import type { ConversionApi, ConversionLimits } from "../conversion/conversion-s
 import { DOCX_CONTENT_TYPE } from "../conversion/convert-target.js";
 import { checkDocument } from "../conversion/document-check.js";
 import { formatByName } from "../conversion/source-format.js";
-import { documentBytes, type FetchDocumentOptions } from "../core/document-fetcher.js";
+import { documentBytes, type FetchDocumentOptions } from "../fetch/document-fetcher.js";
 import { ServiceError, validationError } from "../core/errors.js";
-import type { UnaryApi } from "../core/unary-api.js";
+import type { UnaryApi } from "../grpc/unary-api.js";
 import { DocxPackage } from "./docx-package.js";
 import { fillTemplate } from "./fill-template.js";
 

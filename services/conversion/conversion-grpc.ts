@@ -2,8 +2,8 @@ import { makeGenericClientConstructor, type ServerDuplexStream, type ServiceErro
 import { ConversionServiceService, type ConvertRequest, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
 import type { InternalTransport } from "../access/internal-transport.js";
 import { ServiceError } from "../core/errors.js";
-import { fromGrpcError, toGrpcStatus } from "../core/grpc-errors.js";
-import { GRPC_CHANNEL_OPTIONS, RefusedMessage } from "../core/grpc-limits.js";
+import { fromGrpcError, toGrpcStatus } from "../grpc/grpc-errors.js";
+import { GRPC_CHANNEL_OPTIONS, RefusedMessage } from "../grpc/grpc-limits.js";
 import { tooLarge, type ConversionApi, type ConvertInput, type ConvertOutput } from "./conversion-service.js";
 import { PDF, targetFromProto, targetToProto } from "./convert-target.js";
 import { formatByProto } from "./source-format.js";

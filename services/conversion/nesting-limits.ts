@@ -4,11 +4,11 @@ import { ServiceError } from "../core/errors.js";
  * How deep the Markdown and HTML sources of a conversion may nest, checked by
  * one pass over the text before marked or sanitize-html reads it (on the
  * sanitizer thread). Both cost far more than their size when nesting runs
- * deep: marked lexes every level of a block quote or list by recursion (50,000
- * nested `>`: its stack overflows; lists indented 500 deep, 250 KB: 1.8 s, 2,000
- * deep: 108 s), and sanitize-html spent 14.6 s on 100,000 nested `div`s
- * (1.1 MB), while 512 levels cost it no more than flat markup. Real documents
- * stay far below either limit.
+ * deep: marked lexes every level of a block quote or list by recursion (deep
+ * enough, its stack overflows; before that, its time grows far faster than the
+ * depth), and sanitize-html slows down on deeply nested elements, while a few
+ * hundred levels cost it no more than flat markup. Real documents stay far
+ * below either limit. The figures: bench/README.md, "Markdown and HTML nesting".
  */
 export const MAX_MARKDOWN_NESTING = 100;
 /** Above twice {@link MAX_MARKDOWN_NESTING}: a Markdown list level becomes two HTML elements (`ul`, `li`). */

@@ -1,16 +1,15 @@
 import { join } from "node:path";
+import { ConversionService as ConversionServiceDescriptor } from "../../gen/es/docservice/v1/conversion_pb.js";
 import { ConversionServiceService } from "../../gen/ts-proto/docservice/v1/conversion.js";
-import type { Config } from "../core/config.js";
+import type { ConversionConfig } from "./config.js";
 import type { DataDir } from "../core/data-dir.js";
-import type { HostedService } from "../core/grpc-host.js";
+import type { HostedService } from "../grpc/grpc-host.js";
 import type { Logger } from "../core/logger.js";
 import { conversionHandlers } from "./conversion-grpc.js";
 import { ConversionService } from "./conversion-service.js";
 import type { Converter } from "./converter.js";
 import { GotenbergConverter } from "./gotenberg-converter.js";
 import { LibreOfficePool } from "./libreoffice-pool.js";
-
-export const CONVERSION_SERVICE_NAME = "docservice.v1.ConversionService";
 
 export interface ProvisionedConversion {
   service: ConversionService;
@@ -19,7 +18,7 @@ export interface ProvisionedConversion {
 }
 
 /** Builds ConversionService from config: the local LibreOffice pool (started in the background) or Gotenberg. */
-export function provisionConversion(config: Config, dataDir: DataDir, logger: Logger): ProvisionedConversion {
+export function provisionConversion(config: ConversionConfig, dataDir: DataDir, logger: Logger): ProvisionedConversion {
   const log = logger.child({ service: "conversion" });
   let converter: Converter;
   if (config.conversionBackend === "gotenberg") {
@@ -48,7 +47,7 @@ export function provisionConversion(config: Config, dataDir: DataDir, logger: Lo
   return {
     service,
     hosted: {
-      name: CONVERSION_SERVICE_NAME,
+      name: ConversionServiceDescriptor.typeName,
       definition: ConversionServiceService,
       handlers: conversionHandlers(service, config.conversionMaxBytes),
       health: () => service.health(),

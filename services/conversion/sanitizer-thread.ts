@@ -7,11 +7,11 @@ import type { SanitizeAnswer, SanitizedFormat, SanitizeRequest } from "./sanitiz
 /**
  * The time HTML or Markdown may take to be rewritten: SANITIZE_BASE_MS plus
  * SANITIZE_MS_PER_MB per MB of source, about four times what a document takes
- * (250–560 ms per MB). Past it the thread is ended and the document refused:
- * marked's emphasis runs in time quadratic in a paragraph's delimiters (270 KB
- * of `a*`: 30 s), which no scan ahead of it bounds. ODT and RTF are not timed:
- * an ODT's work follows its unpacked XML (10 MB zipped to 40 KB: 4 s), not
- * the bytes sent.
+ * (bench/README.md, "Sanitizer time budget"). Past it the thread is ended and
+ * the document refused: marked's emphasis runs in time quadratic in a
+ * paragraph's delimiters, which no scan ahead of it bounds. ODT and RTF are
+ * not timed: an ODT's work follows its unpacked XML, which a small zip can
+ * inflate many times over, not the bytes sent.
  */
 export const SANITIZE_BASE_MS = 1000;
 export const SANITIZE_MS_PER_MB = 2000;

@@ -13,14 +13,12 @@ const HEAP_GROWING_PERCENT = 200;
  * live a few milliseconds, its old generation stays at its live size, so the
  * factor drops to 1.1. The limit then lies less than a young generation above
  * the live size, and V8 starts the next incremental marking as soon as the
- * last mark-compact ends. Measured under bench:collect's load, 1 event per
- * report: that thread ran a mark-compact every 110 ms (9 % of a core, and the
- * concurrent marking's helper threads on top). With the factor fixed at 3 and
- * the producer thread's young generation capped (KafkaThread), the process's
- * threads together ran 10 mark-compacts in 40 s of load, the platform's CPU
- * per event fell by a fifth (45.9 to 36.5 µs) and it answered 1.17 times the
- * events per second (8 rounds side by side, each 1.12–1.31). A factor of 2
- * left the aggregator thread 26 mark-compacts where 3 leaves it 1.
+ * last mark-compact ends: that thread marks almost all the time, and the
+ * concurrent marking's helper threads with it. A fixed factor of 3 (with the
+ * producer thread's young generation capped, KafkaThread) leaves room for
+ * several young generations between mark-compacts on every thread, the
+ * aggregator's included, which a factor of 2 did not. The figures, and what
+ * was tried: bench/README.md, "Heap growing factor".
  */
 export function fixHeapGrowingFactor(): void {
   if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;

@@ -5,10 +5,11 @@ export type { Logger };
 const FLUSH_INTERVAL_MS = 1000;
 
 /**
- * Lines are written once 64 KB of them wait (in writes of up to 256 KB): at
- * 4 KB, the access log cost about 2.4 µs of CPU per line; at 64 KB, with
- * sonic-boom patched (patches/) to stop measuring its growing buffer on every
- * write, 0.4 µs.
+ * Lines are written once 64 KB of them wait (in writes of up to 256 KB): the
+ * access log is on the hot path, and a write's cost is mostly per write, not
+ * per byte; sonic-boom is patched (patches/) to stop measuring its growing
+ * buffer on every write, which made a large buffer cost more per line. The
+ * figures: bench/README.md, "Log buffer".
  */
 export const LOG_BUFFER = { minLength: 64 * 1024, maxWrite: 256 * 1024 };
 

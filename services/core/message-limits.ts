@@ -1,4 +1,3 @@
-import type { Config } from "./config.js";
 
 /**
  * The largest body of every /v1 route and the largest message of every RPC
@@ -68,7 +67,7 @@ export class MessageLimits {
   constructor(private readonly documents: DocumentLimits) {}
 
   /** The limits the configuration's document sizes give. */
-  static of(config: Pick<Config, "signingMaxBytes" | "signingMetadataMaxBytes" | "conversionMaxBytes">): MessageLimits {
+  static of(config: { signingMaxBytes: number; signingMetadataMaxBytes: number; conversionMaxBytes: number }): MessageLimits {
     return new MessageLimits({ signingBytes: config.signingMaxBytes, signingMetadataBytes: config.signingMetadataMaxBytes, conversionBytes: config.conversionMaxBytes });
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ServiceError } from "../core/errors.js";
-import { errorReply, sendReply } from "./reply.js";
+import { errorReply, sendReply } from "../contracts/reply.js";
 
 /** Node's limit on the request line and headers together (--max-http-header-size, read rather than assumed). */
 const MAX_HEADER_BYTES = maxHeaderSize;

@@ -1,24 +1,33 @@
-import { fromBinary, toBinary, type DescMethod, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
+import { fromBinary, toBinary, type DescMethod, type DescMethodUnary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextKey, type ConnectRouter } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { rpcAccess } from "../access/access-rules.js";
 import { admit, type CredentialCheck } from "../access/admit.js";
 import { asServiceError, ServiceError } from "../core/errors.js";
 import type { MessageLimits } from "../core/message-limits.js";
-import type { GrpcDefinition } from "../core/unary-api.js";
-
-/** One service exposed over Connect: its descriptor (protobuf-es), its grpc-js definition (ts-proto), and the API that serves it. */
-export interface Bridge {
-  descriptor: DescService;
-  definition: GrpcDefinition;
-  api: object;
-}
+import type { Bridge } from "../contracts/bridge.js";
 
 export const clientIpKey = createContextKey("", { description: "address of the calling client" });
 
 /** The methods a bridge exposes: the unary ones that someone besides the gateway may call. */
 export function bridgedMethods(bridge: Bridge): DescMethod[] {
   return bridge.descriptor.methods.filter((method) => method.methodKind === "unary" && rpcAccess(bridge.descriptor.typeName, method.name) !== "gateway");
+}
+
+/**
+ * The streaming methods, by Connect path, each with what a caller is told:
+ * they stream both ways, which Connect carries over HTTP/2 only and gRPC-Web
+ * not at all, and the gateway serves HTTP/1.1.
+ */
+export function grpcOnlyMethods(bridges: Bridge[]): Map<string, string> {
+  const methods = new Map<string, string>();
+  for (const bridge of bridges) {
+    for (const method of bridge.descriptor.methods.filter((m) => m.methodKind !== "unary")) {
+      const name = `${bridge.descriptor.name}.${method.name}`;
+      methods.set(`/${bridge.descriptor.typeName}/${method.name}`, `${name} streams both ways and is served over gRPC only (HTTP/2, on the gRPC port); over HTTP, use its /v1 route.`);
+    }
+  }
+  return methods;
 }
 
 /**

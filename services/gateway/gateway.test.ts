@@ -5,17 +5,19 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { MessageLimits } from "../core/message-limits.js";
-import { loadConfig } from "../core/config.js";
+import { loadConfig } from "../configuration.js";
 import { DataDir } from "../core/data-dir.js";
 import { ServiceError } from "../core/errors.js";
 import { createLogger } from "../core/logger.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
 import { provisionKeyService, type ProvisionedKeyService } from "../keys/provision.js";
-import { keyServiceBridge } from "../keys/bridge.js";
+import { keysModule } from "../keys/module.js";
+import { MODULES } from "../modules.js";
+import { credentialCheck } from "../access/admit.js";
 import { startGateway } from "./gateway.js";
 
-/** A backend method that always answers 503: the route's own validation still runs. */
-const unavailable = (what: string) => () => Promise.reject(new ServiceError("UNAVAILABLE", `no ${what} in this test`));
+/** A backend whose every method answers 503: the route's own validation still runs. */
+const backendUnavailable = (name: string) => new Proxy({}, { get: () => () => Promise.reject(new ServiceError("UNAVAILABLE", `no ${name} in this test`)) });
 
 describe("gateway", () => {
   let dataDir: string;
@@ -41,37 +43,27 @@ describe("gateway", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const start = (shutdownTimeoutMs = 5000) =>
-    startGateway({
-      settings: { ...loadConfig({ DOCSERVICE_DATA_DIR: dataDir }), host: "127.0.0.1", port: 0, shutdownTimeoutMs },
-      logger: createLogger("silent"),
-      keys,
-      // Conversion has its own tests against real LibreOffice and Gotenberg; here only its route's validation runs.
-      conversion: { convert: unavailable("converter") },
-      // Annotation (test/integration/annotate-route.test.ts) likewise.
-      annotation: { annotate: unavailable("annotator") },
-      // Signing likewise (services/signing and test/integration); its routes' validation runs here.
-      signing: {
-        sign: unavailable("signer"),
-        verify: unavailable("signer"),
-        timestamp: unavailable("signer"),
-        getVerificationKey: unavailable("signer"),
-      },
-      // Telemetry likewise (test/integration/telemetry*.test.ts).
-      telemetry: {
-        collect: unavailable("telemetry"),
-        getUsage: unavailable("telemetry"),
-        addLicenseKey: unavailable("telemetry"),
-        removeLicenseKey: unavailable("telemetry"),
-        listLicenseKeys: unavailable("telemetry"),
-      },
-      telemetryLimits: { metadataMaxBytes: 256 },
-      maxDocumentBytes: 1024,
-      signLimits: { maxDocumentBytes: 1024, metadataMaxBytes: 256 },
-      backends: { keys: () => provisioned.service.health() },
-      bridges: [keyServiceBridge(keys)],
-      messages: new MessageLimits({ signingBytes: 1024, signingMetadataBytes: 256, conversionBytes: 1024 }),
+  const start = (shutdownTimeoutMs = 5000) => {
+    const config = loadConfig({
+      DOCSERVICE_DATA_DIR: dataDir,
+      CONVERSION_MAX_BYTES: "1024",
+      SIGNING_MAX_BYTES: "1024",
+      SIGNING_METADATA_MAX_BYTES: "256",
+      TELEMETRY_METADATA_MAX_BYTES: "256",
     });
+    const messages = MessageLimits.of(config);
+    // The other modules have their own tests against their real backends; here only their routes' validation runs.
+    const routes = MODULES.flatMap((module) => module.routes?.(module === keysModule ? keys : backendUnavailable(module.name), config, messages) ?? []);
+    return startGateway({
+      settings: { ...config, host: "127.0.0.1", port: 0, shutdownTimeoutMs },
+      logger: createLogger("silent"),
+      credentials: credentialCheck(config.adminToken, keys),
+      routes,
+      backends: { keys: () => provisioned.service.health() },
+      bridges: [{ ...keysModule.service!, api: keys }],
+      messages,
+    });
+  };
 
   test("/openapi.json documents exactly the routes served, with every status they answer", async () => {
     const gateway = await start();

@@ -1,5 +1,3 @@
-import type { AnnotationApi } from "../annotation/annotation-service.js";
-import { annotateRoute } from "./annotate-route.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
@@ -7,31 +5,25 @@ import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Registry } from "prom-client";
 import { routeAccess } from "../access/access-rules.js";
-import { admit, credentialCheck } from "../access/admit.js";
+import { admit, type CredentialCheck } from "../access/admit.js";
+import type { Bridge } from "../contracts/bridge.js";
+import type { CapacityHints } from "../contracts/module.js";
+import { errorReply, sendReply, type Reply } from "../contracts/reply.js";
+import type { RequestContext, Route } from "../contracts/route.js";
 import { ServiceError } from "../core/errors.js";
-import { serviceMetrics } from "../core/service-metrics.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
-import type { ConversionApi } from "../conversion/conversion-service.js";
-import type { KeyServiceApi } from "../keys/key-service.js";
-import type { SigningApi } from "../signing/signing-service.js";
-import type { TelemetryApi } from "../telemetry/telemetry-service.js";
-import { authRoutes } from "./auth-routes.js";
-import { bridgedMethods, bridgeRoutes, clientIpKey, type Bridge } from "./connect-bridge.js";
-import { convertRoute } from "./convert-route.js";
-import { signRoutes, type SignRouteLimits } from "./sign-routes.js";
-import { telemetryRoutes } from "./telemetry-routes.js";
-import { healthRoute, type CapacityHints } from "./health-route.js";
-import { answerClientErrors } from "./client-errors.js";
-import { drainThen } from "./drain-body.js";
-import { applyConnectionLimits, type ConnectionLimits } from "./connection-limits.js";
-import { MemoryBudget, memoryBudgetBytes } from "./memory-budget.js";
 import type { MessageLimits } from "../core/message-limits.js";
-import { inRequestScope } from "./request-scope.js";
-import { errorReply, sendReply, type Reply } from "./reply.js";
+import { serviceMetrics } from "../core/service-metrics.js";
+import { drainThen } from "../request-body/drain-body.js";
+import { answerClientErrors } from "./client-errors.js";
+import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods } from "./connect-bridge.js";
+import { applyConnectionLimits, type ConnectionLimits } from "./connection-limits.js";
+import { healthRoute } from "./health-route.js";
+import { MemoryBudget, memoryBudgetBytes } from "./memory-budget.js";
 import { GatewayMetrics } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
-import type { RequestContext, Route } from "./route.js";
+import { inRequestScope } from "./request-scope.js";
 
 export interface GatewaySettings extends ConnectionLimits {
   host: string;
@@ -46,21 +38,16 @@ export interface GatewaySettings extends ConnectionLimits {
 export interface GatewayDeps {
   settings: GatewaySettings;
   logger: Logger;
-  keys: KeyServiceApi;
-  conversion: ConversionApi;
-  annotation: AnnotationApi;
-  signing: SigningApi;
-  telemetry: TelemetryApi;
-  telemetryLimits: { metadataMaxBytes: number };
-  /** Largest upload /v1/convert reads. */
-  maxDocumentBytes: number;
-  signLimits: Omit<SignRouteLimits, "maxBodyBytes">;
+  /** How callers are admitted: the admin token, and API keys through the keys module. */
+  credentials: CredentialCheck;
+  /** The modules' /v1 routes. */
+  routes: Route[];
+  /** The modules' services, exposed over Connect and gRPC-Web. */
+  bridges: Bridge[];
   /** Health check of each backend, by name, reported by /v1/health. */
   backends: Record<string, HealthCheck>;
   /** Reported by /v1/health for clients sizing their concurrency. */
   capacity?: CapacityHints;
-  /** Services exposed over Connect and gRPC-Web. */
-  bridges: Bridge[];
   /** The largest body of each route and message of each RPC. */
   messages: MessageLimits;
 }
@@ -73,35 +60,30 @@ export interface RunningGateway {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** The public HTTP server: /v1 JSON routes, Connect and gRPC-Web for the bridged services, /openapi.json and /metrics. */
+/**
+ * The public HTTP server: the modules' /v1 JSON routes and /v1/health,
+ * Connect and gRPC-Web for the modules' services, /openapi.json and /metrics.
+ * It hosts; what each route and RPC does is its module's.
+ */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
-  const { settings, logger, keys } = deps;
+  const { settings, logger, credentials } = deps;
   const startedAt = Date.now();
-  const routes = [
-    healthRoute(deps.backends, startedAt, deps.capacity),
-    ...authRoutes(keys),
-    convertRoute(deps.conversion, deps.maxDocumentBytes, deps.messages.route("POST", "/v1/convert")),
-    annotateRoute(deps.annotation, deps.messages.route("POST", "/v1/annotate")),
-    ...signRoutes(deps.signing, { ...deps.signLimits, maxBodyBytes: deps.messages.route("POST", "/v1/sign") }),
-    ...telemetryRoutes(deps.telemetry, {
-      ...deps.telemetryLimits,
-      collectBodyBytes: deps.messages.route("POST", "/v1/collect"),
-      licenseKeyBodyBytes: deps.messages.route("POST", "/v1/admin/license-keys"),
-    }),
-  ];
+  const routes = [healthRoute(deps.backends, startedAt, deps.capacity), ...deps.routes];
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
   const metrics = new GatewayMetrics();
-  const credentials = credentialCheck(settings.adminToken, keys);
   const procedures = new Set(deps.bridges.flatMap((bridge) => bridgedMethods(bridge).map((method) => `/${bridge.descriptor.typeName}/${method.name}`)));
+  const grpcOnly = grpcOnlyMethods(deps.bridges);
 
   const connect = connectNodeAdapter({
     routes: bridgeRoutes(deps.bridges, credentials, deps.messages),
     contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));
-      sendReply(response as ServerResponse, errorReply(new ServiceError("NOT_FOUND", `No route for ${request.method} ${request.url?.split("?")[0]}.`), requestId), requestId);
+      const pathname = request.url?.split("?")[0] ?? "";
+      const message = grpcOnly.get(pathname) ?? `No route for ${request.method} ${pathname}.`;
+      sendReply(response as ServerResponse, errorReply(new ServiceError("NOT_FOUND", message), requestId), requestId);
     },
   });
 
@@ -156,7 +138,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     const pathname = queryAt < 0 ? target : target.slice(0, queryAt);
     const candidates = routesByPath.get(pathname);
     const route = candidates?.find((r) => r.method === request.method);
-    const label = candidates || procedures.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" ? pathname : "unmatched";
+    const label = candidates || procedures.has(pathname) || grpcOnly.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" ? pathname : "unmatched";
     inFlight++;
     metrics.inFlight.inc();
     if (closing) response.setHeader("Connection", "close");

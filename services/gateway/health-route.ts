@@ -1,6 +1,6 @@
 import { probe, type HealthCheck, type HealthReport } from "../core/health.js";
 import { VERSION } from "../core/version.js";
-import type { Route } from "./route.js";
+import type { Route } from "../contracts/route.js";
 
 const PROBE_TIMEOUT_MS = 2000;
 

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { VERSION } from "../core/version.js";
 import { routeAccess, type Access } from "../access/access-rules.js";
-import type { Parameter, Route } from "./route.js";
+import type { Parameter, Route } from "../contracts/route.js";
 
 /** How each access rule is documented; no /v1 route is gateway-only. */
 const SECURITY: Record<Access, object[]> = { public: [], apiKey: [{ apiKey: [] }], admin: [{ adminToken: [] }], gateway: [] };

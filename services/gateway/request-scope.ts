@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import type { ServerResponse } from "node:http";
 import { ServiceError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { errorReply, sendReply } from "./reply.js";
+import { errorReply, sendReply } from "../contracts/reply.js";
 
 interface RequestScope {
   requestId: string;

@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { rejection } from "../../test/support/service-errors.js";
 import { createLogger } from "../core/logger.js";
-import { OutboxMailer } from "../core/mail/outbox-mailer.js";
+import { OutboxMailer } from "./mail/outbox-mailer.js";
 import { generateApiKey, isWellFormedApiKey } from "./api-key.js";
 import { EmbeddedKeyStore } from "./embedded-key-store.js";
 import { KeyService, type KeyServiceSettings } from "./key-service.js";

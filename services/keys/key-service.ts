@@ -14,8 +14,8 @@ import type {
   RevokeResponse,
 } from "../../gen/ts-proto/docservice/v1/keys.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
-import type { Mailer } from "../core/mail/mailer.js";
-import type { UnaryApi } from "../core/unary-api.js";
+import type { Mailer } from "./mail/mailer.js";
+import type { UnaryApi } from "../grpc/unary-api.js";
 import { displayPrefixOf, generateApiKey, isWellFormedApiKey, keyIdOf } from "./api-key.js";
 import { maskEmail, normalizeEmail } from "./email-address.js";
 import type { ApiKeyRecord, KeyStore } from "./key-store.js";

@@ -1,9 +1,10 @@
-import type { Config } from "../core/config.js";
+import type { PlatformConfig } from "../core/config.js";
+import type { KeysConfig } from "./config.js";
 import type { DataDir } from "../core/data-dir.js";
 import type { Logger } from "../core/logger.js";
-import type { Mailer } from "../core/mail/mailer.js";
-import { OutboxMailer } from "../core/mail/outbox-mailer.js";
-import { SmtpMailer } from "../core/mail/smtp-mailer.js";
+import type { Mailer } from "./mail/mailer.js";
+import { OutboxMailer } from "./mail/outbox-mailer.js";
+import { SmtpMailer } from "./mail/smtp-mailer.js";
 import { connectRedis } from "../core/redis-client.js";
 import { EmbeddedKeyStore } from "./embedded-key-store.js";
 import { KeyService } from "./key-service.js";
@@ -17,7 +18,7 @@ export interface ProvisionedKeyService {
 }
 
 /** Builds KeyService from config: Redis or the embedded store, SMTP or the outbox. */
-export function provisionKeyService(config: Config, dataDir: DataDir, logger: Logger, now?: () => number): ProvisionedKeyService {
+export function provisionKeyService(config: PlatformConfig & KeysConfig, dataDir: DataDir, logger: Logger, now?: () => number): ProvisionedKeyService {
   const log = logger.child({ service: "keys" });
   let store: KeyStore;
   let limits: RateLimits;

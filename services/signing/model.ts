@@ -18,6 +18,24 @@ export interface AuditEvent {
 export const SIGNATURE_LEVELS = ["B-B", "B-T", "B-LT", "B-LTA"] as const;
 export type SignatureLevel = (typeof SIGNATURE_LEVELS)[number];
 
+// What each level adds, stated once: the worker builds by these, and a level that
+// needs a time-stamping authority this server lacks is refused by the first.
+
+/** B-T and above carry a signature timestamp, so they need a time-stamping authority. */
+export function needsTimestampAuthority(level: SignatureLevel): boolean {
+  return level !== "B-B";
+}
+
+/** B-LT and B-LTA embed the revocation data of the signer's and the timestamps' chains (a DSS). */
+export function embedsValidationData(level: SignatureLevel): boolean {
+  return level === "B-LT" || level === "B-LTA";
+}
+
+/** B-LTA ends with a document timestamp over everything. */
+export function addsDocumentTimestamp(level: SignatureLevel): boolean {
+  return level === "B-LTA";
+}
+
 export interface Signer {
   name: string;
   email: string;

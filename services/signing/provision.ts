@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
-import { SigningServiceService } from "../../gen/ts-proto/docservice/v1/signing.js";
-import { ConfigError, type Config } from "../core/config.js";
+import { ConfigError, type PlatformConfig } from "../core/config.js";
+import type { SigningConfig } from "./config.js";
 import type { DataDir } from "../core/data-dir.js";
-import { hostedUnary, type HostedService } from "../core/grpc-host.js";
 import type { Logger } from "../core/logger.js";
 import { connectRedis } from "../core/redis-client.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
@@ -13,21 +12,21 @@ import { openPkcs11Key } from "./keys/pkcs11/pkcs11-key.js";
 import { RedisSignatureLedger } from "./ledger/redis-signature-ledger.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
+import { needsTimestampAuthority } from "./model.js";
 import { SigningService } from "./signing-service.js";
 import { SigningWorkers } from "./workers/signing-workers.js";
 
-export const SIGNING_SERVICE_NAME = "docservice.v1.SigningService";
+type SigningSettings = PlatformConfig & SigningConfig;
 
 export interface ProvisionedSigning {
   service: SigningService;
-  hosted: HostedService;
   close(): Promise<void>;
 }
 
 const HEALTH_PROBE = Buffer.from("DocService signing health probe");
 
 /** Builds SigningService from config: the key backend, the replay ledger (Redis or embedded) and the worker threads. */
-export async function provisionSigning(config: Config, dataDir: DataDir, conversion: ConversionApi, logger: Logger): Promise<ProvisionedSigning> {
+export async function provisionSigning(config: SigningSettings, dataDir: DataDir, conversion: ConversionApi, logger: Logger): Promise<ProvisionedSigning> {
   const log = logger.child({ service: "signing" });
   const key = await openSigningKey(config, dataDir);
   const ledger: SignatureLedger = config.redisUrl
@@ -38,7 +37,7 @@ export async function provisionSigning(config: Config, dataDir: DataDir, convers
     : [];
   const timestampAuthority = config.signingTsaUrl ? { url: config.signingTsaUrl, timeoutMs: config.signingTsaTimeoutMs } : undefined;
   const defaultLevel = config.signingLevel ?? (timestampAuthority ? "B-T" : "B-B");
-  if (defaultLevel !== "B-B" && !timestampAuthority) throw new ConfigError([`SIGNING_LEVEL=${defaultLevel} needs SIGNING_TSA_URL`]);
+  if (needsTimestampAuthority(defaultLevel) && !timestampAuthority) throw new ConfigError([`SIGNING_LEVEL=${defaultLevel} needs SIGNING_TSA_URL`]);
   const revocation = { timeoutMs: config.signingRevocationTimeoutMs, allowHosts: config.fetchAllowHosts, cacheMs: 5 * 60_000, knownCertificates: trustedRootsDer };
   const workers = new SigningWorkers(
     key,
@@ -67,7 +66,6 @@ export async function provisionSigning(config: Config, dataDir: DataDir, convers
   );
   return {
     service,
-    hosted: hostedUnary(SIGNING_SERVICE_NAME, SigningServiceService, service, () => service.health()),
     close: async () => {
       await workers.close();
       await ledger.close();
@@ -76,7 +74,7 @@ export async function provisionSigning(config: Config, dataDir: DataDir, convers
   };
 }
 
-async function openSigningKey(config: Config, dataDir: DataDir): Promise<SigningKey> {
+async function openSigningKey(config: SigningSettings, dataDir: DataDir): Promise<SigningKey> {
   const chainPem = config.signingChainFile ? readFileSync(config.signingChainFile) : undefined;
   if (config.signingKeyBackend === "pkcs11") {
     const missing = [

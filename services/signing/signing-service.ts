@@ -1,8 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import type { z } from "zod";
 import {
-  type AuditEvent as AuditEventMessage,
   type DocumentSource,
   type GetVerificationKeyResponse,
   type SigningServiceService,
@@ -13,20 +11,21 @@ import {
   type TimestampRequest,
   type TimestampResponse,
 } from "../../gen/ts-proto/docservice/v1/signing.js";
-import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
+import { ServiceError } from "../core/errors.js";
 import { isPdf, isZip } from "../core/file-signature.js";
 import type { HealthCheck } from "../core/health.js";
-import type { UnaryApi } from "../core/unary-api.js";
+import type { UnaryApi } from "../grpc/unary-api.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
 import { formatByName } from "../conversion/source-format.js";
-import { auditEventTypeName, SIGNATURE_LEVELS, type AuditEvent, type AuditEventType, type SignatureLevel, type Signer } from "./model.js";
+import type { SignatureLevel } from "./model.js";
 import { describeCertificate } from "./keys/certificate-description.js";
-import { documentBytes, type FetchDocumentOptions } from "../core/document-fetcher.js";
-import { isKeyId } from "../keys/api-key.js";
-import { auditTrailSchema, eventIdSchema, levelSchema, metadataSchema, signerSchema, signRequestIssues } from "./request/sign-request-schema.js";
+import { documentBytes, type FetchDocumentOptions } from "../fetch/document-fetcher.js";
+import type { SignOrder } from "./request/sign-order.js";
+import { signOrderFromMessage } from "./request/sign-order-from-message.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
 import type { SigningWorkers } from "./workers/signing-workers.js";
+import { verifyResponse } from "./verification/verification-answers.js";
 
 export type SigningApi = UnaryApi<typeof SigningServiceService>;
 
@@ -68,31 +67,18 @@ export class SigningService implements SigningApi {
     this.now = deps.now ?? (() => new Date());
   }
 
+  /** The message is checked and made a {@link SignOrder} once, here; the gateway has only made its JSON into the message. */
   async sign(request: SignRequest): Promise<SignResponse> {
-    const { signer, events, level } = this.checkSignRequest(request);
-    const received = await this.documentBytes(request.document);
+    const order = signOrderFromMessage(request, this.deps.settings);
+    const received = await this.documentBytes(order.document);
     const documentSha256 = createHash("sha256").update(received).digest("hex");
-    const certificatePage = request.certificate?.enabled ?? true;
-    const metadataJson = request.metadata === undefined ? undefined : JSON.stringify(request.metadata);
-    const fingerprint = createHash("sha256")
-      .update(stringify({ documentSha256, signer, events, metadataJson, certificatePage, level }) ?? "")
-      .digest("hex");
+    const { signer, events, certificatePage, metadataJson, level, eventId } = order;
 
     const sign = async () => {
       const pdf = await this.asPdf(received);
-      return this.deps.workers.sign({
-        pdf,
-        documentId: request.eventId || randomUUID(),
-        documentSha256,
-        signer,
-        events,
-        signedAt: this.now(),
-        certificatePage,
-        metadataJson,
-        level,
-      });
+      return this.deps.workers.sign({ pdf, documentId: eventId ?? randomUUID(), documentSha256, signer, events, signedAt: this.now(), certificatePage, metadataJson, level });
     };
-    const signed = request.eventId ? await this.signOnce(request.callerKeyId, request.eventId, fingerprint, sign) : await sign();
+    const signed = eventId ? await this.signOnce(order.callerKeyId, eventId, requestFingerprint(order, documentSha256), sign) : await sign();
     return { document: { content: signed, contentType: "application/pdf" } };
   }
 
@@ -104,13 +90,7 @@ export class SigningService implements SigningApi {
   }
 
   async verify(request: SigningServiceVerifyRequest): Promise<SigningServiceVerifyResponse> {
-    const result = await this.deps.workers.verify(await this.documentBytes(request.document));
-    return {
-      valid: result.valid,
-      reason: result.reason,
-      signers: result.signers.map((signer) => ({ ...signer, problem: signer.problem ?? "" })),
-      document: result.document,
-    };
+    return verifyResponse(await this.deps.workers.verify(await this.documentBytes(request.document)));
   }
 
   async getVerificationKey(): Promise<GetVerificationKeyResponse> {
@@ -131,40 +111,6 @@ export class SigningService implements SigningApi {
 
   health() {
     return this.deps.health();
-  }
-
-  /**
-   * The gateway has checked the JSON already; this catches what a gRPC caller
-   * can still get wrong, with the same rules and field names.
-   */
-  private checkSignRequest(request: SignRequest): { signer: Signer; events: AuditEvent[]; level: SignatureLevel } {
-    const issues: FieldIssue[] = [];
-    const check = (schema: z.ZodType, value: unknown, field: string) => {
-      const result = schema.safeParse(value);
-      if (!result.success) issues.push(...signRequestIssues(result.error, field));
-    };
-    const source = request.document;
-    if (!source || (source.content === undefined) === (source.url === undefined)) {
-      issues.push({ field: "document", issue: "must have exactly one of base64 or url" });
-    }
-    const signer = request.signer;
-    const signerJson = signer && { email: signer.email, name: signer.name, ip: signer.ip || undefined, userAgent: signer.userAgent || undefined };
-    check(signerSchema, signerJson, "signer");
-    const eventsJson = request.auditTrail.map(eventJson);
-    check(auditTrailSchema, eventsJson, "auditTrail");
-    if (request.eventId) check(eventIdSchema, request.eventId, "eventId");
-    // Set by the gateway or the gRPC guard, never by the client; part of the ledger's key, so checked all the same.
-    if (request.callerKeyId && !isKeyId(request.callerKeyId)) issues.push({ field: "callerKeyId", issue: "must be an API key id (64 hex digits)" });
-    if (request.metadata !== undefined) check(metadataSchema(this.deps.settings.metadataMaxBytes), request.metadata, "metadata");
-    const level = request.level ? levelSchema.safeParse(request.level).data : this.deps.settings.defaultLevel;
-    // a level that needs the time-stamping authority this server lacks: NOT_CONFIGURED from the worker, once it has read the document
-    if (!level) issues.push({ field: "level", issue: `must be one of ${SIGNATURE_LEVELS.join(", ")}` });
-    if (issues.length > 0) throw validationError(issues);
-    return {
-      level: level!,
-      signer: signerJson!,
-      events: eventsJson.map((event) => ({ type: event.type as AuditEventType, timestamp: new Date(event.timestamp!), data: event.data })),
-    };
   }
 
   private documentBytes(source: DocumentSource | undefined): Promise<Buffer> {
@@ -212,10 +158,14 @@ export class SigningService implements SigningApi {
   }
 }
 
-function eventJson(event: AuditEventMessage) {
-  return {
-    type: auditEventTypeName(event.type) ?? "unspecified",
-    timestamp: event.timestamp?.toISOString(),
-    ...(event.data === undefined ? {} : { data: event.data }),
-  };
+/**
+ * What makes two requests under one eventId the same request: the document
+ * as received and everything the order says to write. Stored in the ledger, so
+ * its members and their JSON stay as they are across versions.
+ */
+function requestFingerprint(order: SignOrder, documentSha256: string): string {
+  const { signer, events, metadataJson, certificatePage, level } = order;
+  return createHash("sha256")
+    .update(stringify({ documentSha256, signer, events, metadataJson, certificatePage, level }) ?? "")
+    .digest("hex");
 }

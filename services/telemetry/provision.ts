@@ -1,8 +1,7 @@
 import { Gauge } from "prom-client";
-import { TelemetryServiceService } from "../../gen/ts-proto/docservice/v1/telemetry.js";
-import type { Config } from "../core/config.js";
+import type { PlatformConfig } from "../core/config.js";
+import type { TelemetryConfig } from "./config.js";
 import type { DataDir } from "../core/data-dir.js";
-import { hostedUnary, type HostedService } from "../core/grpc-host.js";
 import type { Logger } from "../core/logger.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { EmbeddedLicenseKeyStore } from "./license-keys/embedded-license-key-store.js";
@@ -18,16 +17,12 @@ import { TelemetryService } from "./telemetry-service.js";
 import { UsageAggregator } from "./kafka/usage-aggregator.js";
 import { UsageIntake } from "./intake/usage-intake.js";
 
-export const TELEMETRY_SERVICE_NAME = "docservice.v1.TelemetryService";
-
 export interface ProvisionedTelemetry {
   service: TelemetryService;
-  hosted: HostedService;
   close(): Promise<void>;
 }
 
 type Stop = () => Promise<void>;
-
 
 /**
  * TelemetryService from config. With KAFKA_BROKERS: reports go to Kafka (or
@@ -36,7 +31,7 @@ type Stop = () => Promise<void>;
  * Without: the embedded pipeline, where the spool feeds the local usage store
  * directly.
  */
-export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Logger, withAggregator: boolean): ProvisionedTelemetry {
+export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dataDir: DataDir, logger: Logger, withAggregator: boolean): ProvisionedTelemetry {
   const log = logger.child({ service: "telemetry" });
   const stops: Stop[] = [];
   const redis = redisOf(config, log);
@@ -67,7 +62,6 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
   log.info({ pipeline: config.kafkaBrokers.length > 0 ? `kafka ${config.kafkaBrokers.join(",")}` : "embedded", spooled: spool.bytes }, "telemetry service ready");
   return {
     service,
-    hosted: hostedUnary(TELEMETRY_SERVICE_NAME, TelemetryServiceService, service, () => service.health()),
     close: async () => {
       for (const stop of stops) await stop();
     },
@@ -75,7 +69,7 @@ export function provisionTelemetry(config: Config, dataDir: DataDir, logger: Log
 }
 
 /** The usage aggregator alone (role `aggregator`): Kafka consumer group → usage store. */
-export function provisionAggregator(config: Config, dataDir: DataDir, logger: Logger): { close: Stop } {
+export function provisionAggregator(config: PlatformConfig & TelemetryConfig, dataDir: DataDir, logger: Logger): { close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
   const usageStore = openUsageStore(redisOf(config, log), dataDir);
   const kafka = kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", log);

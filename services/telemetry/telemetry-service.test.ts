@@ -8,7 +8,10 @@ import { rejection } from "../../test/support/service-errors.js";
 import type { UsageIntake } from "./intake/usage-intake.js";
 import { EmbeddedLicenseKeyStore } from "./license-keys/embedded-license-key-store.js";
 import { COMMUNITY_LICENSE_KEY } from "./license-keys/license-key.js";
+import { usageReportFromCollectRequest } from "./intake/collect-request-check.js";
+import { collectRequestOf } from "./telemetry-client.js";
 import { TelemetryService } from "./telemetry-service.js";
+import type { UsageReport } from "./usage-report.js";
 import type { UsageRecord } from "./usage-record.js";
 import { EmbeddedUsageStore } from "./usage/embedded-usage-store.js";
 
@@ -95,5 +98,45 @@ describe("TelemetryService: a report from a Connect or gRPC caller is held to th
     const events = Array.from({ length: 101 }, () => ({ timestamp: new Date(), documentId: "HASH-1", documentCreatedAt: text }));
     assert.deepEqual(await fields(telemetry.collect(report({ events }))), ["events"]);
     assert.deepEqual(await fields(telemetry.collect(report({ events: events.slice(0, 1) }))), ["events[0].documentCreatedAt"]);
+  });
+});
+
+describe("TelemetryService: a report is converted once, at the edge it came in at", () => {
+  const checked: UsageReport = {
+    licenseKey: COMMUNITY_LICENSE_KEY,
+    libraryVersion: "1.0.0",
+    hostname: "editor.example",
+    metadata: { tenant: "a" },
+    events: [{ documentId: "HASH-00000001", documentCreatedAt: null, openedAt: "2026-11-21T09:30:00.000Z" }],
+  };
+
+  test("a CollectRequest becomes the UsageReport the records are made of: openedAt in UTC, an empty documentCreatedAt null", async () => {
+    const request = report({ browserInfo: { hostname: "editor.example", userAgent: "UA" }, metadata: { tenant: "a" } });
+    assert.deepEqual(usageReportFromCollectRequest(request, { metadataMaxBytes: 200 }), checked);
+    accepted.length = 0;
+    await telemetry.collect(request);
+    const [record] = accepted[0];
+    assert.deepEqual({ ...record, eventId: undefined, receivedAt: undefined }, {
+      eventId: undefined,
+      receivedAt: undefined,
+      licenseKey: COMMUNITY_LICENSE_KEY,
+      documentId: "HASH-00000001",
+      documentCreatedAt: null,
+      openedAt: "2026-11-21T09:30:00.000Z",
+      libraryVersion: "1.0.0",
+      hostname: "editor.example",
+      metadata: { tenant: "a" },
+    });
+  });
+
+  test("in process, a checked report is accepted as it is, not through the gRPC edge again", async () => {
+    const local = new TelemetryService(intake, usageStore, licenseKeys, { metadataMaxBytes: 1 });
+    // metadataMaxBytes 1: the gRPC edge would refuse this report, so accepting it shows it was not checked twice
+    assert.deepEqual(await local.accept(checked), { accepted: 1 });
+  });
+
+  test("to a remote service, the report travels as a CollectRequest that its edge turns back into the same report", () => {
+    const sent = collectRequestOf(checked);
+    assert.deepEqual(usageReportFromCollectRequest(CollectRequest.decode(CollectRequest.encode(sent).finish()), { metadataMaxBytes: 200 }), checked);
   });
 });

@@ -13,15 +13,21 @@ import type {
   TelemetryServiceService,
 } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
-import type { UnaryApi } from "../core/unary-api.js";
-import { collectRequestIssues } from "./intake/collect-request-check.js";
+import type { UnaryApi } from "../grpc/unary-api.js";
+import { usageReportFromCollectRequest } from "./intake/collect-request-check.js";
 import { COMMUNITY_LICENSE_KEY, licenseKeyIssue } from "./license-keys/license-key.js";
 import type { LicenseKeyInfo, LicenseKeyStore } from "./license-keys/license-key-store.js";
 import type { UsageIntake } from "./intake/usage-intake.js";
 import type { UsageRecord } from "./usage-record.js";
+import type { UsageReport } from "./usage-report.js";
 import type { UsageStore } from "./usage/usage-store.js";
 
 export type TelemetryApi = UnaryApi<typeof TelemetryServiceService>;
+
+/** The telemetry module's API: the service's RPCs, and a report that an edge has checked and converted (usage-report.ts). */
+export interface TelemetryModuleApi extends TelemetryApi {
+  accept(report: UsageReport): Promise<CollectResponse>;
+}
 
 /** How long a license key lookup is cached: a removed key is refused within this. */
 const KEY_CACHE_MS = 5000;
@@ -36,7 +42,7 @@ export interface TelemetryLimits {
  * manages the license keys allowed to report. The community key is always
  * accepted. No client address or cookie is ever stored.
  */
-export class TelemetryService implements TelemetryApi {
+export class TelemetryService implements TelemetryModuleApi {
   private readonly knownKeys = new Map<string, { known: boolean; until: number }>();
 
   constructor(
@@ -47,26 +53,32 @@ export class TelemetryService implements TelemetryApi {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** A malformed license key is a VALIDATION_ERROR (400), a well-formed one that is not registered UNAUTHENTICATED (401). */
+  /**
+   * Collect as gRPC and Connect callers reach it: the message is checked and
+   * converted at this edge. A malformed license key is a VALIDATION_ERROR (400),
+   * a well-formed one that is not registered UNAUTHENTICATED (401).
+   */
   async collect(request: CollectRequest): Promise<CollectResponse> {
-    const issues = [...(request.licenseKey ? licenseKeyIssues(request.licenseKey) : []), ...collectRequestIssues(request, this.limits)];
-    if (issues.length > 0) throw validationError(issues);
-    const licenseKey = request.licenseKey || COMMUNITY_LICENSE_KEY;
-    if (!(await this.isKnown(licenseKey))) {
+    return this.accept(usageReportFromCollectRequest(request, this.limits));
+  }
+
+  /** A report an edge has checked and converted (usage-report.ts): accepted once its license key is known and its events are durable. */
+  async accept(report: UsageReport): Promise<CollectResponse> {
+    if (!(await this.isKnown(report.licenseKey))) {
       throw new ServiceError("UNAUTHENTICATED", "Unknown license key: send a registered key in X-License-Key, or none for the community edition.");
     }
     const receivedAt = this.now().toISOString();
-    const records = request.events.map(
+    const records = report.events.map(
       (event): UsageRecord => ({
         eventId: randomUUID(),
-        licenseKey,
+        licenseKey: report.licenseKey,
         documentId: event.documentId,
-        documentCreatedAt: event.documentCreatedAt || null,
-        openedAt: event.timestamp!.toISOString(),
+        documentCreatedAt: event.documentCreatedAt,
+        openedAt: event.openedAt,
         receivedAt,
-        libraryVersion: request.libraryVersion,
-        hostname: request.browserInfo?.hostname ?? "",
-        metadata: request.metadata,
+        libraryVersion: report.libraryVersion,
+        hostname: report.hostname,
+        metadata: report.metadata,
       }),
     );
     await this.intake.accept(records);

@@ -1,5 +1,3 @@
-import { normalizedOpenedAt } from "./usage/usage-range.js";
-
 /**
  * One accepted usage event, as written to Kafka (or the spool) and read by the
  * aggregator. Plain JSON.
@@ -35,4 +33,16 @@ export function parseUsageRecord(json: string): UsageRecord | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** openedAt as the telemetry service writes it (Date#toISOString, UTC, milliseconds): already what entries compare. */
+const CANONICAL_TIME = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/** A record's openedAt in UTC with milliseconds (comparable as text), undefined when it is not a date between years 0 and 9999. */
+export function normalizedOpenedAt(openedAt: unknown): string | undefined {
+  if (typeof openedAt !== "string") return undefined;
+  if (CANONICAL_TIME.test(openedAt)) return openedAt;
+  const time = Date.parse(openedAt);
+  const normalized = Number.isNaN(time) ? "" : new Date(time).toISOString();
+  return /^\d{4}-/.test(normalized) ? normalized : undefined;
 }

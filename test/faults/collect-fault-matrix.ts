@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Kafka, logLevel } from "kafkajs";
-import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { remoteHealthCheck } from "../../services/grpc/grpc-health-client.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";

@@ -10,6 +10,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { Code, createClient, type ConnectError } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { AnnotationService } from "../../gen/es/docservice/v1/annotation_pb.js";
 import { contractTemplate, solidPng } from "../support/docx-templates.js";
 import { pdfText, tool } from "../support/pdf-tools.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
@@ -79,6 +82,26 @@ describe("POST /v1/annotate", () => {
     // the 320×120 signature, not the 4×4 placeholder
     assert.match(images, /\n\s*1\s+\d+\s+image\s+320\s+120\s/, images);
     assert.doesNotMatch(images, /\s4\s+4\s+rgb/);
+  });
+
+  test("Connect and gRPC-Web clients annotate through the gateway, with the API key, and the same template fills the same way", async () => {
+    const request = {
+      document: { source: { case: "content" as const, value: contract } },
+      fields: [
+        { id: "customer", type: "text", value: "Ada Lovelace" },
+        { id: "items", type: "table", rows: [{ cells: ["Training", "800"] }], copyRowStyle: true },
+      ],
+    };
+    for (const transport of [createConnectTransport({ baseUrl: platform.base, httpVersion: "1.1" }), createGrpcWebTransport({ baseUrl: platform.base, httpVersion: "1.1" })]) {
+      const annotation = createClient(AnnotationService, transport);
+      await assert.rejects(annotation.annotate(request), (error: ConnectError) => error.code === Code.Unauthenticated);
+      const filled = await annotation.annotate(request, { headers: { Authorization: `Bearer ${platform.apiKey}` } });
+      assert.equal(filled.contentType, DOCX_TYPE);
+      const converted = await convertFile(platform, Buffer.from(filled.document), "connect.docx", "docx");
+      assert.equal(converted.status, 200, "LibreOffice could not read the filled DOCX");
+      const { text } = await pdfFacts(Buffer.from(await converted.arrayBuffer()), "connect.pdf");
+      for (const expected of ["Customer: Ada Lovelace", "Training", "800"]) assert.ok(text.includes(expected), `"${expected}" is not in the PDF: ${text}`);
+    }
   });
 
   test("to=pdf, then the PDF signed and verified in one go", async () => {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ConversionServiceClient, OutputFormat, PdfaLevel, SourceFormat, type ConvertHeader, type ConvertResponse } from "../../gen/ts-proto/docservice/v1/conversion.js";
 import { AnnotateRequest, AnnotationServiceClient, type AnnotateResponse } from "../../gen/ts-proto/docservice/v1/annotation.js";
-import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { remoteHealthCheck } from "../../services/grpc/grpc-health-client.js";
 import { inlineText, paragraph, templateDocx } from "../support/docx-templates.js";
 import { makeDocx } from "../support/docx-fixtures.js";
 import { call, codeIn } from "../support/key-flow.js";

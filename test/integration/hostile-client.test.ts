@@ -5,7 +5,7 @@ import { connect as http2Connect } from "node:http2";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { gzipSync } from "node:zlib";
-import { loadConfig } from "../../services/core/config.js";
+import { loadConfig } from "../../services/configuration.js";
 import { MessageLimits, RPC_CARRIES } from "../../services/core/message-limits.js";
 import { deepArray, deepJson, deepStructBinary, grpcEnvelope, rawGrpcCall, ResidentSampler, varint } from "../support/hostile-requests.js";
 import { noisePdf } from "../support/noise-pdf.js";

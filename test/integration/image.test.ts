@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { CONVERSION_SERVICE_NAME } from "../../services/conversion/provision.js";
-import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { ConversionService } from "../../gen/es/docservice/v1/conversion_pb.js";
+import { remoteHealthCheck } from "../../services/grpc/grpc-health-client.js";
 import { corpusFile } from "../support/corpus.js";
 import { call } from "../support/key-flow.js";
 import { textPdf } from "../support/pdf-fixtures.js";
@@ -335,7 +335,7 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
 
   test("conversion image: role `conversion` serves gRPC health with LibreOffice started under a read-only root", async () => {
     const grpcPort = await freePort();
-    const health = remoteHealthCheck(`127.0.0.1:${grpcPort}`, CONVERSION_SERVICE_NAME, 2_000, plaintextTransport);
+    const health = remoteHealthCheck(`127.0.0.1:${grpcPort}`, ConversionService.typeName, 2_000, plaintextTransport);
     const container = await startContainer(conversion, {
       env: { GRPC_HOST: "127.0.0.1", GRPC_PORT: String(grpcPort), DOCSERVICE_INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, LOG_LEVEL: "info", CONVERSION_POOL_SIZE: "1" },
       dataDir: dataDirFor(work, "conversion-role"),

@@ -10,7 +10,7 @@ import {
   type RevokeResponse,
 } from "../../gen/ts-proto/docservice/v1/keys.js";
 import { INTERNAL_TOKEN_HEADER } from "../../services/access/internal-transport.js";
-import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { remoteHealthCheck } from "../../services/grpc/grpc-health-client.js";
 import { codeIn } from "../support/key-flow.js";
 import { startMailpit, type Mailpit } from "../support/mailpit.js";
 import { freePort } from "../support/ports.js";

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { loadConfig } from "../../services/core/config.js";
+import { loadConfig } from "../../services/configuration.js";
 import { DataDir } from "../../services/core/data-dir.js";
 import { ServiceError } from "../../services/core/errors.js";
 import { createLogger } from "../../services/core/logger.js";

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { remoteHealthCheck } from "../../services/core/grpc-health-client.js";
+import { remoteHealthCheck } from "../../services/grpc/grpc-health-client.js";
 import { startMailpit, type Mailpit } from "../support/mailpit.js";
 import { call, codeIn, issueKey, registerAndReadCode } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";

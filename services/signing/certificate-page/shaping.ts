@@ -3,8 +3,8 @@
 // width and the code points it stands for. That is what is drawn: positioning (GPOS,
 // kerning) is not used, as pdf-lib never used it either.
 //
-// fontkit's layout costs 20–130 µs per string, and most strings on a certificate page
-// are new per document (hashes, times, names). So Latin, Greek and Cyrillic text is
+// fontkit's layout is costly per string (bench/README.md, "Certificate page"), and most
+// strings on a certificate page are new per document (hashes, times, names). So Latin, Greek and Cyrillic text is
 // mapped through the cmap directly when layout provably changes nothing: fontkit
 // shapes these scripts with its default shaper (the features in DEFAULT_FEATURES, no
 // reordering), so a text whose every glyph is outside the coverage of all lookups of

@@ -16,7 +16,7 @@ import * as asn1js from "asn1js";
 import { LRUCache } from "lru-cache";
 import * as pkijs from "pkijs";
 import { ServiceError } from "../../core/errors.js";
-import { guardedFetch, type GuardedFetchOptions } from "../../core/guarded-fetch.js";
+import { guardedFetch, type GuardedFetchOptions } from "../../fetch/guarded-fetch.js";
 
 export interface ValidationData {
   /** DER certificates: the chains, their issuers, OCSP responders. No duplicates. */

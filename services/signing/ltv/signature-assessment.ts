@@ -13,6 +13,7 @@
  *   TOTAL-PASSED
  */
 import * as pkijs from "pkijs";
+import { OID } from "../cms/asn1.js";
 import type { SignatureLevel } from "../model.js";
 import { crlStatus, isSelfIssued, issues, ocspStatus, parseCertificate, type RevocationSource, type RevocationStatus } from "./revocation.js";
 
@@ -51,7 +52,6 @@ export interface DocumentValidationData {
   crls: Buffer[];
 }
 
-const OID_SIGNATURE_TIMESTAMP_TOKEN = "1.2.840.113549.1.9.16.2.14";
 
 export async function assessSignature(
   facts: SignatureFacts,
@@ -105,7 +105,7 @@ function judgeIndication(assessment: SignatureAssessment & { statuses?: ChainSta
 export function signatureTimestampToken(cms: Buffer | pkijs.SignedData): Buffer | undefined {
   const signed = cms instanceof pkijs.SignedData ? cms : new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(cms).content });
   const attributes = signed.signerInfos[0]?.unsignedAttrs?.attributes ?? [];
-  const value = attributes.find((attribute) => attribute.type === OID_SIGNATURE_TIMESTAMP_TOKEN)?.values[0];
+  const value = attributes.find((attribute) => attribute.type === OID.signatureTimeStampToken)?.values[0];
   return value ? Buffer.from(value.toBER()) : undefined;
 }
 
@@ -187,6 +187,6 @@ function describe(status: RevocationStatus, where: string): string {
 }
 
 function commonName(certificate: pkijs.Certificate): string {
-  const cn = certificate.subject.typesAndValues.find((item) => item.type === "2.5.4.3");
+  const cn = certificate.subject.typesAndValues.find((item) => item.type === OID.commonName);
   return cn ? String(cn.value.valueBlock.value) : "certificate";
 }

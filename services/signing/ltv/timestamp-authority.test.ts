@@ -19,7 +19,8 @@ import { LOCAL_CERTIFICATE_FILE, loadOrCreateLocalKey } from "../keys/local-key.
 import { DEFAULT_CONTENTS_RESERVATION_BYTES, TIMESTAMP_TOKEN_RESERVATION_BYTES, signPdf } from "../pdf/pdf-signer.js";
 import { verifyPdfSignatures } from "../pdf/pdf-verifier.js";
 import type { SigningKey } from "../keys/signing-key.js";
-import { OID_SIGNATURE_TIMESTAMP_TOKEN, TimestampAuthority, signatureTimestampAttribute } from "./timestamp-authority.js";
+import { OID } from "../cms/asn1.js";
+import { TimestampAuthority, signatureTimestampAttribute } from "./timestamp-authority.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-tsa-"));
 
@@ -79,7 +80,7 @@ describe("TimestampAuthority", () => {
   test("signatureTimestampAttribute wraps the token as id-aa-signatureTimeStampToken", async () => {
     const token = await client.requestTimestampToken(Buffer.from("value"));
     const [type, values] = children(fromDerExact(signatureTimestampAttribute(token), "attribute"), "Attribute");
-    assert.equal(forge.asn1.derToOid(String(type!.value)), OID_SIGNATURE_TIMESTAMP_TOKEN);
+    assert.equal(forge.asn1.derToOid(String(type!.value)), OID.signatureTimeStampToken);
     const tokens = children(values, "attrValues");
     assert.equal(tokens.length, 1);
     assert.ok(toDer(tokens[0]!).equals(token));

@@ -43,10 +43,6 @@ import {
 const { asn1 } = forge;
 const { Class, Type } = asn1;
 
-/** id-aa-signatureTimeStampToken (RFC 3161 appendix A). */
-export const OID_SIGNATURE_TIMESTAMP_TOKEN = "1.2.840.113549.1.9.16.2.14";
-/** id-ct-TSTInfo, the eContentType of a TimeStampToken. */
-const OID_TST_INFO = "1.2.840.113549.1.9.16.1.4";
 
 /** Default time allowed for one TSA request, connection and reply included. */
 export const DEFAULT_TSA_TIMEOUT_MS = 10_000;
@@ -218,7 +214,7 @@ export class TimestampAuthority {
  */
 export function signatureTimestampAttribute(tokenDer: Buffer): Buffer {
   const token = fromDerExact(tokenDer, "timestamp token");
-  return toDer(sequence([objectIdentifier(OID_SIGNATURE_TIMESTAMP_TOKEN), set([token])]));
+  return toDer(sequence([objectIdentifier(OID.signatureTimeStampToken), set([token])]));
 }
 
 /** MessageImprint { hashAlgorithm sha256 (parameters absent, RFC 5754), hashedMessage }. */
@@ -285,7 +281,7 @@ function readTstInfo(token: Asn1): Asn1[] {
   // SignedData: version, digestAlgorithms, encapContentInfo { eContentType, [0] { OCTET STRING } }, ...
   const encap = children(children(signedData, "SignedData")[2], "encapContentInfo");
   const [eContentType, eContent] = encap;
-  if (eContentType?.type !== Type.OID || asn1.derToOid(String(eContentType.value)) !== OID_TST_INFO) {
+  if (eContentType?.type !== Type.OID || asn1.derToOid(String(eContentType.value)) !== OID.tstInfo) {
     throw new Error("the timestamp token does not hold a TSTInfo");
   }
   const [octets] = children(eContent, "eContent");

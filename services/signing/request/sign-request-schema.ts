@@ -1,23 +1,31 @@
 /**
- * The rules of a sign request, as the JSON of `POST /v1/sign` spells it. The
- * gateway checks request bodies with {@link signRequestSchema}; SigningService
- * checks gRPC requests with the parts that survive protobuf (signer, audit
- * trail, metadata, eventId). Every problem becomes one `{field, issue}`
- * ({@link signRequestIssues}).
+ * The rules of a sign request. {@link signRequestSchema} is the contract of
+ * `POST /v1/sign` as /openapi.json states it, and the answer to a body the
+ * gateway cannot put into a SignRequest message (sign-message-from-json.ts).
+ * Its parts about values (signer, audit trail, metadata, eventId, level) are
+ * what SigningService checks every SignRequest against, once, as it makes its
+ * SignOrder (sign-order-from-message.ts): the same rules, field names and
+ * issues, whichever way the request came. Every problem becomes one
+ * `{field, issue}` ({@link signRequestIssues}).
  */
 import { z } from "zod";
 import type { FieldIssue } from "../../core/errors.js";
-import { fieldIssues } from "../../core/field-issues.js";
+import { fieldIssues, type FieldIssueOptions } from "../../core/field-issues.js";
 import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
 import { jsonShapeViolation, MAX_JSON_DEPTH } from "../../core/json-shape.js";
 import { SIGNATURE_LEVELS } from "../model.js";
 import { normalizeEmail } from "../../keys/email-address.js";
+import { documentSchema } from "../../request-body/document-body.js";
 
 export const MAX_AUDIT_EVENTS = 10_000;
 /** UTF-16 units, so at most 600 bytes of UTF-8: with the caller's key id, a ledger key stays far below LMDB's 1,978 bytes. */
 export const MAX_EVENT_ID_CHARS = 200;
 
-const timestamp = z.iso.datetime({ error: "must be an ISO 8601 UTC time, e.g. 2026-11-21T09:30:00Z" });
+const TIMESTAMP_ISSUE = "must be an ISO 8601 UTC time, e.g. 2026-11-21T09:30:00Z";
+/** An event's time as JSON writes it. */
+export const isoTimestamp = z.iso.datetime({ error: TIMESTAMP_ISSUE });
+/** An event's time as the message carries it: a time {@link isoTimestamp} can write (a four-digit year). */
+const utcTime = z.date({ error: TIMESTAMP_ISSUE }).refine((date) => date.getUTCFullYear() >= 0 && date.getUTCFullYear() <= 9999, TIMESTAMP_ISSUE);
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const fieldValue = z.union([scalar, z.array(scalar)], { error: "must be a string, number, boolean, null or an array of them" });
 
@@ -27,7 +35,7 @@ const fieldValue = z.union([scalar, z.array(scalar)], { error: "must be a string
  * check: the schemas here look one level into free-form JSON, but the
  * JSON.stringify and safe-stable-stringify that follow go all the way down.
  */
-function withinJsonDepth<T extends z.ZodType>(schema: T): T {
+export function withinJsonDepth<T extends z.ZodType>(schema: T): T {
   return schema.check((ctx) => {
     const violation = jsonShapeViolation(ctx.value);
     if (violation) ctx.issues.push({ code: "custom", message: violation.issue, path: violation.path, input: ctx.value, continue: false });
@@ -36,14 +44,15 @@ function withinJsonDepth<T extends z.ZodType>(schema: T): T {
 
 // A record parsed by zod is a copy made by assignment, on which a "__proto__" key
 // would silently vanish: refused instead of dropped.
-const dataObject = withinJsonDepth(
+export const dataObject = withinJsonDepth(
   z
     .unknown()
     .refine((value) => typeof value !== "object" || value === null || !Object.hasOwn(value, "__proto__"), "must not have a key named __proto__")
     .pipe(z.record(z.string(), z.unknown(), { error: "must be an object" })),
 ).meta({ type: "object", additionalProperties: {}, description: `Free-form; objects and arrays nested at most ${MAX_JSON_DEPTH} levels deep.` });
 
-const auditEvent = z.discriminatedUnion(
+/** An audit event, its time as `timestamp` checks it. */
+const auditEventOf = <T extends z.ZodType>(timestamp: T) => z.discriminatedUnion(
   "type",
   [
     z.strictObject({ type: z.literal("ready"), timestamp, data: dataObject.optional() }),
@@ -68,8 +77,8 @@ const auditEvent = z.discriminatedUnion(
   { error: "must be one of ready, scroll, field_change, submit" },
 );
 
-export const auditTrailSchema = z
-  .array(auditEvent, { error: "must be an array of events" })
+const auditTrailOf = <T extends z.ZodType>(timestamp: T) => z
+  .array(auditEventOf(timestamp), { error: "must be an array of events" })
   .min(1, "must have at least one event")
   .max(MAX_AUDIT_EVENTS, `must have at most ${MAX_AUDIT_EVENTS} events`)
   // `when`: also reported when some events are malformed, so one answer lists every problem.
@@ -78,6 +87,11 @@ export const auditTrailSchema = z
     when: (payload) => Array.isArray(payload.value) && payload.value.length > 0,
   })
   .meta({ contains: { type: "object", required: ["type"], properties: { type: { const: "submit" } } } });
+
+/** The audit trail of a JSON body, times as ISO 8601 text. */
+export const auditTrailSchema = auditTrailOf(isoTimestamp);
+/** The audit trail of a message (events already named by the model), times as Dates. */
+export const auditEventsSchema = auditTrailOf(utcTime);
 
 const optionalText = (max: number) => z.string().max(max, `must be at most ${max} characters`).optional();
 
@@ -103,29 +117,23 @@ export const eventIdSchema = z
   .max(MAX_EVENT_ID_CHARS, `must be at most ${MAX_EVENT_ID_CHARS} characters`)
   .regex(NO_CONTROL_CHARACTERS, CONTROL_CHARACTERS_ISSUE);
 
+const metadataSizeIssue = (maxBytes: number) => `must be at most ${maxBytes} bytes as JSON`;
+
 export function metadataSchema(maxBytes: number) {
   return dataObject
-    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes} bytes as JSON`)
+    .refine((value) => Buffer.byteLength(JSON.stringify(value)) <= maxBytes, metadataSizeIssue(maxBytes))
     .meta({ description: `Free-form JSON object: at most ${maxBytes} bytes as JSON, objects and arrays nested at most ${MAX_JSON_DEPTH} levels deep.` });
 }
 
-/** Standard base64, padded (a pattern, so /openapi.json states it too); "" is left to the min-length rule. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-export const documentSchema = z
-  .strictObject(
-    {
-      base64: z
-        .string({ error: "must be a base64 string" })
-        .min(1, "must not be empty")
-        .regex(BASE64, "must be standard base64 (A–Z, a–z, 0–9, +, /, = padding)")
-        .optional(),
-      url: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
-    },
-    { error: "is required" },
-  )
-  .refine((value) => (value.base64 === undefined) !== (value.url === undefined), "must have exactly one of base64 or url")
-  .meta({ oneOf: [{ required: ["base64"] }, { required: ["url"] }] });
+/**
+ * {@link metadataSchema}'s rules, its output the metadata's JSON: written
+ * once, measured, and the very text the signed document will hold.
+ */
+export function metadataJsonSchema(maxBytes: number) {
+  return dataObject
+    .transform((value) => JSON.stringify(value))
+    .pipe(z.string().refine((json) => Buffer.byteLength(json) <= maxBytes, metadataSizeIssue(maxBytes)));
+}
 
 export const levelSchema = z
   .enum(SIGNATURE_LEVELS, { error: `must be one of ${SIGNATURE_LEVELS.join(", ")}` })
@@ -149,9 +157,12 @@ export function signRequestSchema(limits: { metadataMaxBytes: number }) {
 export const verifyRequestSchema = z.strictObject({ document: documentSchema }, { error: "must be a JSON object" });
 
 export type SignRequestJson = z.output<ReturnType<typeof signRequestSchema>>;
-export type AuditEventJson = z.output<typeof auditEvent>;
+export type AuditEventJson = z.output<typeof auditTrailSchema>[number];
 
 /** The problems of a sign request (or of the part at `prefix`), an unknown signer field pointed to `metadata`. */
 export function signRequestIssues(error: z.ZodError, prefix?: string): FieldIssue[] {
-  return fieldIssues(error, { prefix, unknownFieldAdvice: { signer: "put application data in metadata" } });
+  return fieldIssues(error, { prefix, ...SIGN_REQUEST_ISSUES });
 }
+
+/** How a sign request's problems are written: an unknown signer field is pointed to `metadata`. */
+export const SIGN_REQUEST_ISSUES: FieldIssueOptions = { unknownFieldAdvice: { signer: "put application data in metadata" } };

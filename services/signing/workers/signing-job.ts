@@ -6,28 +6,28 @@ import type { SigningKey } from "../keys/signing-key.js";
 import { addDocumentTimestamp, addValidationData, certificateChainOf } from "../ltv/long-term-validation.js";
 import type { RevocationSource } from "../ltv/revocation.js";
 import { timestampingNotConfigured, type TimestampAuthority } from "../ltv/timestamp-authority.js";
-import type { AuditEvent, SignatureLevel, Signer } from "../model.js";
+import { addsDocumentTimestamp, embedsValidationData, needsTimestampAuthority } from "../model.js";
+import type { SignOrder } from "../request/sign-order.js";
 import { PdfOutput } from "../pdf/pdf-output.js";
+import { auditTrailJson } from "./audit-trail-json.js";
 import { checkSignable, signPdf } from "../pdf/pdf-signer.js";
 
-/** Everything needed to turn one PDF into a signed one; plain data, so it can cross to a worker thread. */
-export interface SigningJob {
+/**
+ * Everything needed to turn one PDF into a signed one: what the order says to
+ * write, and the document it applies to. Plain data, so it can cross to a
+ * worker thread by structured clone.
+ */
+export interface SigningJob extends Pick<SignOrder, "signer" | "events" | "certificatePage" | "metadataJson" | "level"> {
   pdf: Uint8Array;
   documentId: string;
   /** Hex SHA-256 of the document as the caller sent it (before any conversion). */
   documentSha256: string;
-  signer: Signer;
-  events: AuditEvent[];
   signedAt: Date;
-  certificatePage: boolean;
-  /** The caller's metadata as JSON, written to the document information dictionary. */
-  metadataJson?: string;
-  level: SignatureLevel;
 }
 
 /** What a worker signs with besides the key. */
 export interface SigningServices {
-  /** Required for B-T and above: without one, those levels are refused (NOT_CONFIGURED) once the document has been checked. */
+  /** Required for the levels that {@link needsTimestampAuthority}: without one, they are refused (NOT_CONFIGURED) once the document has been checked. */
   timestampAuthority?: TimestampAuthority;
   revocation: Pick<RevocationSource, "collect">;
 }
@@ -58,9 +58,9 @@ export const AUDIT_TRAIL_KEY = "DocServiceAuditTrail";
  * its signature dictionary, covered by that signature.
  */
 export async function runSigningJob(job: SigningJob, key: SigningKey, services: SigningServices, options: SigningJobOptions = {}): Promise<Buffer> {
-  const tsa = job.level === "B-B" ? undefined : services.timestampAuthority;
   const output = options.ownsPdf ? PdfOutput.appendingTo(job.pdf) : new PdfOutput(job.pdf);
-  if (job.level !== "B-B" && !tsa) {
+  const tsa = needsTimestampAuthority(job.level) ? services.timestampAuthority : undefined;
+  if (needsTimestampAuthority(job.level) && !tsa) {
     checkSignable(output.bytes);
     throw timestampingNotConfigured(`Level ${job.level}`, "level");
   }
@@ -73,11 +73,11 @@ export async function runSigningJob(job: SigningJob, key: SigningKey, services: 
     },
   };
   await signAndAppendAudit(output, job, key, recordingTsa);
-  if (job.level === "B-LT" || job.level === "B-LTA") {
+  if (embedsValidationData(job.level)) {
     const data = await services.revocation.collect([[key.certificateDer, ...key.chainDer], ...tokens.map(certificateChainOf)]);
     addValidationData(output, data);
   }
-  if (job.level === "B-LTA") await addDocumentTimestamp(output, tsa!);
+  if (addsDocumentTimestamp(job.level)) await addDocumentTimestamp(output, tsa!);
   return output.bytes;
 }
 
@@ -90,11 +90,7 @@ async function signAndAppendAudit(
   const certificate = describeCertificate(key.certificateDer);
   const certificateFacts = { subject: certificate.subject, sha256Fingerprint: certificate.sha256 };
   const audit = { documentId: job.documentId, documentSha256: job.documentSha256, signer: job.signer, signedAt: job.signedAt, events: job.events };
-  const auditTrail = JSON.stringify({
-    ...audit,
-    certificate: certificateFacts,
-    ...(job.metadataJson === undefined ? {} : { metadata: JSON.parse(job.metadataJson) as unknown }),
-  });
+  const auditTrail = auditTrailJson({ ...audit, certificate: certificateFacts }, job.metadataJson);
   return signPdf(output, key, {
     signerName: job.signer.name,
     contactInfo: job.signer.email,

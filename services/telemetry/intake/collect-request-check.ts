@@ -1,17 +1,19 @@
 import type { CollectRequest } from "../../../gen/ts-proto/docservice/v1/telemetry.js";
-import type { FieldIssue } from "../../core/errors.js";
+import { validationError, type FieldIssue } from "../../core/errors.js";
 import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
-import { MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT, MAX_METADATA_KEYS, MAX_TEXT_CHARS, metadataSizeIssues } from "./collect-request-schema.js";
+import { COMMUNITY_LICENSE_KEY, licenseKeyIssue } from "../license-keys/license-key.js";
+import { MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT, MAX_METADATA_KEYS, MAX_TEXT_CHARS, metadataSizeIssues, type UsageReport } from "../usage-report.js";
 
 /**
- * A report as TelemetryService receives it, held to the limits the JSON body
- * of /v1/collect is held to (collect-request-schema.ts): Connect and gRPC
- * callers reach the service without that schema. Every record is written to
- * Kafka or the spool whole, so an unbounded one would be refused there, after
- * the client was told it was stored.
+ * The gRPC and Connect edge of the collect capability: a CollectRequest checked
+ * and converted to a UsageReport in one place, or a VALIDATION_ERROR naming
+ * every problem. Held to the same limits as the JSON body of /v1/collect
+ * (usage-report.ts), which these callers reach the service without.
  */
-export function collectRequestIssues(request: CollectRequest, limits: { metadataMaxBytes: number }): FieldIssue[] {
+export function usageReportFromCollectRequest(request: CollectRequest, limits: { metadataMaxBytes: number }): UsageReport {
   const issues: FieldIssue[] = [];
+  const keyIssue = request.licenseKey ? licenseKeyIssue(request.licenseKey) : undefined;
+  if (keyIssue) issues.push({ field: "licenseKey", issue: keyIssue });
   const tooLong = (field: string, text: string, max: number) => {
     if (text.length > max) issues.push({ field, issue: `must be at most ${max} characters` });
   };
@@ -27,7 +29,7 @@ export function collectRequestIssues(request: CollectRequest, limits: { metadata
 
   if (request.events.length < 1 || request.events.length > MAX_EVENTS_PER_REPORT) {
     issues.push({ field: "events", issue: `must have 1 to ${MAX_EVENTS_PER_REPORT} events` });
-    return issues;
+    throw validationError(issues);
   }
   request.events.forEach((event, i) => {
     if (!event.timestamp || Number.isNaN(event.timestamp.getTime())) issues.push({ field: `events[${i}].timestamp`, issue: "is required" });
@@ -38,5 +40,18 @@ export function collectRequestIssues(request: CollectRequest, limits: { metadata
     }
     tooLong(`events[${i}].documentCreatedAt`, event.documentCreatedAt, MAX_TEXT_CHARS.documentCreatedAt);
   });
-  return issues;
+  if (issues.length > 0) throw validationError(issues);
+
+  return {
+    licenseKey: request.licenseKey || COMMUNITY_LICENSE_KEY,
+    libraryVersion: request.libraryVersion,
+    hostname: request.browserInfo?.hostname ?? "",
+    metadata: request.metadata,
+    events: request.events.map((event) => ({
+      documentId: event.documentId,
+      // proto3 has no null string: "" is "not known".
+      documentCreatedAt: event.documentCreatedAt || null,
+      openedAt: event.timestamp!.toISOString(),
+    })),
+  };
 }

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ServiceError } from "../../core/errors.js";
-import { parseCollectRequest } from "./collect-request-schema.js";
+import { usageReportFromJson } from "./collect-request-schema.js";
+
+const KEY = "lic_12345678";
+const parseCollectRequest = (body: unknown, limits: { metadataMaxBytes: number }) => usageReportFromJson(body, KEY, limits);
 
 const limits = { metadataMaxBytes: 200 };
 const event = { timestamp: "2026-11-21T09:30:00.000Z", documentId: "HASH-1", documentCreatedAt: null };
@@ -16,12 +19,28 @@ function issues(body: unknown): Array<{ field: string; issue: string }> {
   assert.fail("the body was accepted");
 }
 
-test("a reference-client report is accepted, with defaults for what a non-browser client leaves out", () => {
+test("a reference-client report becomes a UsageReport, with defaults for what a non-browser client leaves out", () => {
   const parsed = parseCollectRequest({ superdocVersion: "0.20.0", extra: true, events: [{ timestamp: event.timestamp, documentId: "HASH-1", more: 1 }] }, limits);
-  assert.deepEqual(parsed.browserInfo, { userAgent: "", currentUrl: "", hostname: "", screenSize: { width: 0, height: 0 } });
-  assert.deepEqual(parsed.metadata, {});
-  assert.equal(parsed.events[0].documentCreatedAt, null);
-  assert.equal(parsed.superdocVersion, "0.20.0");
+  assert.deepEqual(parsed, {
+    licenseKey: KEY,
+    libraryVersion: "0.20.0",
+    hostname: "",
+    metadata: {},
+    events: [{ documentId: "HASH-1", documentCreatedAt: null, openedAt: event.timestamp }],
+  });
+  assert.equal(parseCollectRequest({ libraryVersion: "1.0", superdocVersion: "0.20.0", events: [event] }, limits).libraryVersion, "1.0");
+  assert.equal(parseCollectRequest({ libraryVersion: "1", browserInfo: { hostname: "editor.example" }, events: [event] }, limits).hostname, "editor.example");
+});
+
+test("a timestamp with an offset counts for its UTC day: openedAt is UTC with milliseconds", () => {
+  const parsed = parseCollectRequest({ libraryVersion: "1", events: [{ ...event, timestamp: "2026-11-21T01:30:00.000+02:00" }] }, limits);
+  assert.equal(parsed.events[0].openedAt, "2026-11-20T23:30:00.000Z");
+});
+
+test("the metadata size limit holds for the values as strings, as they are stored", () => {
+  const metadata = { pad: "x".repeat(169), n: 1111111111111111 };
+  assert.equal(Buffer.byteLength(JSON.stringify(metadata)), 200, "200 bytes as sent, 202 with the number as a string");
+  assert.deepEqual(issues({ libraryVersion: "1", metadata, events: [event] }), [{ field: "metadata", issue: "must be at most 200 bytes as JSON" }]);
 });
 
 test("metadata values become strings; dates and times of any precision are accepted as documentCreatedAt", () => {

@@ -19,18 +19,18 @@ interface PendingWrite {
  * Writes made in one turn of the event loop travel to the thread together,
  * but a busy turn hands them over by 500 records or after 2 ms, so the thread
  * encodes the first while the turn still reads the rest of the reports (else
- * the two threads take turns, each idle while the other works). Measured on
- * /v1/collect under bench:collect's load, against once per turn: +13 %
- * events/s at 10 events per report, +14 % at 1; handing over more often
- * (200 records, 1 ms) cost 17–24 % of the rate in CPU per handover.
+ * the two threads take turns, each idle while the other works). Handing over
+ * much more often costs more in CPU per handover than the overlap gains. The
+ * figures: bench/README.md, "Kafka hand-over".
  */
 const HANDOVER = { maxWeight: 500, maxWaitMs: 2 };
 /**
- * The producer thread's young generation, capped. Left to V8 it grew to 128 MB
- * under load, more than the old generation's headroom above its live size, and
- * V8 then started the next mark-compact as soon as the last one ended (see
+ * The producer thread's young generation, capped. Left to V8 it grows under
+ * load past the old generation's headroom above its live size, and V8 then
+ * starts the next mark-compact as soon as the last one ended (see
  * heap-growth.ts). The aggregator keeps V8's sizing: its batches outlive a
- * small young generation, which cost it 40 mark-compacts where it had one.
+ * small young generation, and would be promoted and marked over and over
+ * (bench/README.md, "Heap growing factor").
  */
 const PRODUCER_LIMITS = { maxYoungGenerationSizeMb: 16 };
 const RESTART_DELAY_MS = 1000;

@@ -1,9 +1,10 @@
-import type { Config } from "../../core/config.js";
+import type { PlatformConfig } from "../../core/config.js";
+import type { TelemetryConfig } from "../config.js";
 import type { LogPosition } from "../intake/log-position.js";
 
 /** What a Kafka thread is started with. */
 export interface KafkaThreadSetup {
-  config: Config;
+  config: PlatformConfig & TelemetryConfig;
   /** The producer writing accepted records, or the usage aggregator (the consumer group counting them). */
   role: "producer" | "aggregator";
 }

@@ -64,9 +64,10 @@ async function learnPosition(log: KafkaUsageLog, admin: Admin): Promise<void> {
 
 /**
  * How long the Kafka clients get to close (the aggregator leaving its group).
- * A consumer whose broker is unreachable took up to 9 s to disconnect; the
- * thread does not wait for it: the group moves its partitions after the
- * session timeout, and the offsets fence any redelivery.
+ * A consumer whose broker is unreachable can take several seconds to
+ * disconnect, longer than a restart may take (bench/README.md, "Kafka thread
+ * close"); the thread does not wait for it: the group moves its partitions
+ * after the session timeout, and the offsets fence any redelivery.
  */
 const CLOSE_GRACE_MS = 2000;
 

@@ -23,9 +23,9 @@ const RESTART_DELAY_MS = 2000;
 /**
  * An aggregator that died without leaving the group (killed, or its broker
  * was down when it stopped) keeps its partitions until the broker misses its
- * heartbeats this long; kafkajs' 30 s left the counts of those partitions
- * still for about 30 s (measured in the fault matrix: 27 s to converge after a
- * SIGKILL). Heartbeats go every second, between fetches that wait at most
+ * heartbeats this long; with kafkajs' 30 s the counts of those partitions
+ * stood still for as long (bench/README.md, "Aggregator session timeout").
+ * Heartbeats go every second, between fetches that wait at most
  * FETCH_WAIT_MS, so only an event loop stalled for several seconds misses it.
  */
 const SESSION_TIMEOUT_MS = 10_000;

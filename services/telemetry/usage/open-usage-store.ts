@@ -1,4 +1,5 @@
-import type { Config } from "../../core/config.js";
+import type { PlatformConfig } from "../../core/config.js";
+import type { TelemetryConfig } from "../config.js";
 import type { DataDir } from "../../core/data-dir.js";
 import type { Logger } from "../../core/logger.js";
 import { connectRedis, type RedisClient } from "../../core/redis-client.js";
@@ -7,7 +8,7 @@ import { RedisUsageStore } from "./redis-usage-store.js";
 import type { UsageStore } from "./usage-store.js";
 
 /** One Redis connection for a thread's telemetry stores, when Redis is configured. */
-export function redisOf(config: Config, logger: Logger): RedisClient | undefined {
+export function redisOf(config: PlatformConfig & TelemetryConfig, logger: Logger): RedisClient | undefined {
   return config.redisUrl ? connectRedis(config.redisUrl, logger) : undefined;
 }
 

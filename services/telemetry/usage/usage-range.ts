@@ -3,7 +3,7 @@
 // month, and the distinct member standing for its document).
 import { hash } from "node:crypto";
 import { validationError, type FieldIssue } from "../../core/errors.js";
-import type { UsageRecord } from "../usage-record.js";
+import { normalizedOpenedAt, type UsageRecord } from "../usage-record.js";
 import type { Usage } from "./usage-store.js";
 
 /** The longest range a usage query may span, in days (inclusive). */
@@ -81,18 +81,6 @@ export interface UsageEntry {
   month: string;
   member: string;
   openedAt: string;
-}
-
-/** openedAt as the telemetry service writes it (Date#toISOString, UTC, milliseconds): already what entries compare. */
-const CANONICAL_TIME = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
-
-/** A record's openedAt in UTC with milliseconds (comparable as text), undefined when it is not a date between years 0 and 9999. */
-export function normalizedOpenedAt(openedAt: unknown): string | undefined {
-  if (typeof openedAt !== "string") return undefined;
-  if (CANONICAL_TIME.test(openedAt)) return openedAt;
-  const time = Date.parse(openedAt);
-  const normalized = Number.isNaN(time) ? "" : new Date(time).toISOString();
-  return /^\d{4}-/.test(normalized) ? normalized : undefined;
 }
 
 /**

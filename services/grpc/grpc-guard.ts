@@ -1,0 +1,54 @@
+import type { Metadata, ServerUnaryCall, sendUnaryData, UntypedHandleCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { toGrpcStatus } from "./grpc-errors.js";
+import { RefusedMessage } from "./grpc-limits.js";
+import type { GrpcDefinition } from "./unary-api.js";
+import { rpcAccess } from "../access/access-rules.js";
+import { admit, type Caller, type CredentialCheck } from "../access/admit.js";
+import type { InternalTransport } from "../access/internal-transport.js";
+
+type AnyCall = ServerUnaryCall<unknown, unknown> & { request?: Record<string, unknown>; metadata: Metadata };
+
+/**
+ * Wraps every handler of a gRPC service so that it first admits its caller by
+ * services/access/access-rules.ts, whatever the transport. A caller other than
+ * the gateway cannot speak for someone else: the message's callerKeyId is the
+ * key it presented, and its clientIp (per-address rate limits) its own address.
+ * A message that was refused undecoded (services/grpc/grpc-limits.ts) is
+ * answered with its error once the caller is admitted.
+ */
+export function guardService(
+  serviceName: string,
+  definition: GrpcDefinition,
+  handlers: UntypedServiceImplementation,
+  transport: InternalTransport,
+  credentials: CredentialCheck,
+): UntypedServiceImplementation {
+  const guarded: UntypedServiceImplementation = {};
+  for (const [name, handler] of Object.entries(handlers)) {
+    const access = rpcAccess(serviceName, definition[name].path.split("/").pop()!);
+    guarded[name] = ((call: AnyCall, callback?: sendUnaryData<unknown>) => {
+      const authorization = call.metadata.get("authorization")[0];
+      admit(access, { authorization: typeof authorization === "string" ? authorization : undefined, fromGateway: transport.fromGateway(call) }, credentials).then(
+        (caller) => {
+          if (call.request instanceof RefusedMessage) return void callback?.(toGrpcStatus(call.request.error));
+          if (caller.kind !== "gateway" && call.request) speakOnlyForYourself(call.request, caller, call.getPeer());
+          (handler as (call: AnyCall, callback?: sendUnaryData<unknown>) => void)(call, callback);
+        },
+        (error: unknown) => (callback ? callback(toGrpcStatus(error)) : call.emit("error", toGrpcStatus(error))),
+      );
+    }) as UntypedHandleCall;
+  }
+  return guarded;
+}
+
+function speakOnlyForYourself(request: Record<string, unknown>, caller: Caller, peer: string): void {
+  if ("callerKeyId" in request) request.callerKeyId = caller.kind === "apiKey" ? caller.principal.keyId : "";
+  if ("clientIp" in request) request.clientIp = addressOf(peer);
+}
+
+/** "127.0.0.1:5000" → "127.0.0.1", "[::1]:5000" → "::1". */
+function addressOf(peer: string): string {
+  const bracketed = /^\[([^\]]+)\]:\d+$/.exec(peer);
+  if (bracketed) return bracketed[1];
+  return peer.replace(/:\d+$/, "");
+}
