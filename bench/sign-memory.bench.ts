@@ -17,7 +17,13 @@
  *                        the stored document out of the ledger (its own
  *                        copies included), the answer
  *   sign ×10 at once     peak resident size of ten concurrent requests
+ *
+ * Then the time of POST /v1/sign of the large file against its floor, a bare
+ * node:http server that only takes the document in and gives it back as base64
+ * JSON (bench/bare-sign-server.ts), measured in alternation with the same
+ * client; goal: at most FLOOR_GOAL times the floor.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,12 +32,16 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { noisePdf } from "../test/support/noise-pdf.js";
 import { pdfsig } from "../test/support/pdf-validators.js";
 import { startPlatform, type Platform } from "../test/support/platform.js";
+import { freePort } from "../test/support/ports.js";
 import { residentRise, type ResidentRise } from "../test/support/process-memory.js";
+import { waitForTcp } from "../test/support/wait.js";
 import { postJson, signBody, signedPdfOf } from "../test/support/sign-requests.js";
 
 const PAGES = Number(process.env.BENCH_SIGN_PAGES ?? 300);
 const IMAGE_BYTES = 100_000;
 const CONCURRENT = 10;
+const FLOOR_ROUNDS = 4;
+const FLOOR_GOAL = 1.25;
 const MB = 1024 * 1024;
 
 /** POSTs a JSON body to the platform; anything but `status` is an error. */
@@ -98,8 +108,39 @@ async function main(): Promise<void> {
     const body = JSON.stringify(signBody(large));
     const many = await withPlatform((platform) => measure(platform, () => Promise.all(Array.from({ length: CONCURRENT }, () => post(platform, "/v1/sign", body)))));
     console.log(`  sign ×${CONCURRENT} at once   ${pages} peak ${(many.peak / MB).toFixed(0)} MB resident, ${format(many, CONCURRENT * large.length)} (of ten files)`);
+
+    const { platformMs, floorMs } = await againstFloor(body);
+    const ratio = platformMs / floorMs;
+    console.log(`POST /v1/sign ${pages}: ${platformMs.toFixed(0)} ms, the bare floor (decode, hash, encode only) ${floorMs.toFixed(0)} ms: ${ratio.toFixed(2)}× (goal ≤ ${FLOOR_GOAL}×, best of ${FLOOR_ROUNDS} rounds each)`);
+    if (ratio > FLOOR_GOAL) process.exitCode = 1;
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The best time of POST /v1/sign of `body` on the platform and on the bare floor, measured in turn. */
+async function againstFloor(body: string): Promise<{ platformMs: number; floorMs: number }> {
+  const port = await freePort();
+  const floor = spawn(process.execPath, ["--import", "tsx", "bench/bare-sign-server.ts"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  const floorBase = `http://127.0.0.1:${port}`;
+  try {
+    await waitForTcp(port, "127.0.0.1", 30_000);
+    return await withPlatform(async (platform) => {
+      const timed = async (base: string, apiKey?: string) => {
+        const started = performance.now();
+        signedPdfOf(await postJson(base, "/v1/sign", body, apiKey));
+        return performance.now() - started;
+      };
+      let platformMs = Infinity;
+      let floorMs = Infinity;
+      for (let round = 0; round < FLOOR_ROUNDS; round++) {
+        platformMs = Math.min(platformMs, await timed(platform.base, platform.apiKey));
+        floorMs = Math.min(floorMs, await timed(floorBase));
+      }
+      return { platformMs, floorMs };
+    });
+  } finally {
+    floor.kill("SIGTERM");
   }
 }
 

@@ -14,7 +14,16 @@ export interface CertificateDescription {
 
 const oneLine = (name: string) => name.split("\n").join(", ");
 
+/** By the certificate's bytes, which a key holds for its life: every signature names its certificate, and parsing it each time cost a tenth of a small document's signing. */
+const described = new WeakMap<Buffer, CertificateDescription>();
+
 export function describeCertificate(der: Buffer): CertificateDescription {
+  let description = described.get(der);
+  if (!description) described.set(der, (description = describe(der)));
+  return description;
+}
+
+function describe(der: Buffer): CertificateDescription {
   const certificate = new X509Certificate(der);
   return {
     subject: oneLine(certificate.subject),
