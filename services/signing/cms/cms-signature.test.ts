@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import forge from "node-forge";
 import { OID, compareDer, type Asn1 } from "./asn1.js";
 import { buildCmsSignature } from "./cms-signature.js";
-import { LOCAL_CERTIFICATE_FILE, loadLocalKeyFromFiles, loadOrCreateLocalKey } from "../keys/local-key.js";
+import { LOCAL_CERTIFICATE_FILE, LOCAL_KEY_FILE, loadLocalKeyFromFiles, loadOrCreateLocalKey } from "../keys/local-key.js";
 import { TEST_PKI, createTestPki, openssl, runOpenssl } from "../../../test/support/openssl.js";
 import type { SigningKey } from "../keys/signing-key.js";
 
@@ -192,13 +192,21 @@ describe("buildCmsSignature", () => {
     assert.equal(result.status, 0, result.stderr);
   });
 
-  test("performance: 500 CMS builds with an RSA-2048 local key", async () => {
-    const key = signers.find((signer) => signer.key.algorithm === "RSA-2048")!.key;
+  test("performance: 500 CMS builds with an RSA-2048 local key, against node-forge's RSA in the same run", async () => {
+    const signer = signers.find((candidate) => candidate.key.algorithm === "RSA-2048")!;
+    const { key } = signer;
     const count = 500;
     const content = Buffer.alloc(64 * 1024, 7);
     for (let i = 0; i < 20; i++) await buildCmsSignature(key, content); // warm-up
 
+    // the anchor: what a signer built on node-forge (P12Signer) pays for each signature, pure-JS RSA-2048 over SHA-256
+    const forgeKey = forge.pki.privateKeyFromPem(readFileSync(join(signer.directory, LOCAL_KEY_FILE), "utf8")) as forge.pki.rsa.PrivateKey;
+    const forgeCount = 10;
     let started = performance.now();
+    for (let i = 0; i < forgeCount; i++) forgeKey.sign(forge.md.sha256.create().update(content.toString("binary")));
+    const forgePerSecond = forgeCount / ((performance.now() - started) / 1000);
+
+    started = performance.now();
     for (let i = 0; i < count; i++) await key.sign(content);
     const rawPerSecond = count / ((performance.now() - started) / 1000);
 
@@ -214,13 +222,12 @@ describe("buildCmsSignature", () => {
     const concurrentPerSecond = count / ((performance.now() - started) / 1000);
 
     console.log(
-      `RSA-2048 over 64 KiB: key.sign ${rawPerSecond.toFixed(0)}/s; ` +
-        `CMS build ${sequentialPerSecond.toFixed(0)}/s sequential, ${concurrentPerSecond.toFixed(0)}/s with ${batch} in flight ` +
-        `(node-forge P12Signer anchor in DESIGN.md: ~59/s)`,
+      `RSA-2048 over 64 KiB: node-forge ${forgePerSecond.toFixed(0)}/s; key.sign ${rawPerSecond.toFixed(0)}/s; ` +
+        `CMS build ${sequentialPerSecond.toFixed(0)}/s sequential, ${concurrentPerSecond.toFixed(0)}/s with ${batch} in flight`,
     );
-    // far above forge's pure-JS RSA (~59/s) even on a busy machine; the ratio to
-    // the raw key.sign rate of this run shows the CMS overhead
-    assert.ok(sequentialPerSecond > 590, `CMS builds: ${sequentialPerSecond.toFixed(0)}/s`);
+    // both sides measured now, so a busy machine slows them alike: ten times forge's pure-JS RSA,
+    // and the CMS assembly a small part of the signature's cost
+    assert.ok(sequentialPerSecond > 10 * forgePerSecond, `CMS builds: ${sequentialPerSecond.toFixed(0)}/s against node-forge's ${forgePerSecond.toFixed(0)}/s`);
     assert.ok(sequentialPerSecond > rawPerSecond * 0.3, "the CMS assembly must not dominate the RSA signature");
   });
 });
