@@ -7,6 +7,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { gzipSync } from "node:zlib";
 import { loadConfig } from "../../services/configuration.js";
 import { MessageLimits, RPC_CARRIES } from "../../services/core/message-limits.js";
+import { bridgedMethods } from "../../services/gateway/connect-bridge.js";
+import { MODULES } from "../../services/modules.js";
 import { deepArray, deepJson, deepStructBinary, grpcEnvelope, rawGrpcCall, ResidentSampler, varint } from "../support/hostile-requests.js";
 import { noisePdf } from "../support/noise-pdf.js";
 import { textPdf } from "../support/pdf-fixtures.js";
@@ -78,11 +80,11 @@ async function assertHealthy(after: string): Promise<void> {
 const auth = () => ({ Authorization: `Bearer ${platform.apiKey}` });
 const json = { "Content-Type": "application/json" };
 
-/** The RPCs the gateway serves over Connect and gRPC-Web (the rest are internal, reached over gRPC only). */
 /** The platform's limits at its defaults (the suite sets none of the variables they come from). */
 const MESSAGES = MessageLimits.of(loadConfig({}));
 
-const BRIDGED = Object.keys(RPC_CARRIES).filter((rpc) => !rpc.includes("ConversionService") && !rpc.includes("AnnotationService") && !rpc.endsWith("/Authenticate"));
+/** The RPCs the gateway serves over Connect and gRPC-Web, as it picks them (the rest are reached over gRPC only). */
+const BRIDGED = MODULES.flatMap((module) => (module.service ? bridgedMethods({ ...module.service, api: {} }).map((method) => `${module.service!.descriptor.typeName}/${method.name}`) : []));
 
 describe("a hostile client against the embedded platform", { timeout: 15 * 60_000 }, () => {
   before(async () => {
