@@ -31,22 +31,51 @@ export const OID = {
   sha512: "2.16.840.1.101.3.4.2.3",
   rsaEncryption: "1.2.840.113549.1.1.1",
   rsassaPss: "1.2.840.113549.1.1.10",
+  sha1WithRSAEncryption: "1.2.840.113549.1.1.5",
   sha256WithRSAEncryption: "1.2.840.113549.1.1.11",
   sha384WithRSAEncryption: "1.2.840.113549.1.1.12",
   sha512WithRSAEncryption: "1.2.840.113549.1.1.13",
   ecPublicKey: "1.2.840.10045.2.1",
+  ecdsaWithSHA1: "1.2.840.10045.4.1",
   ecdsaWithSHA256: "1.2.840.10045.4.3.2",
   ecdsaWithSHA384: "1.2.840.10045.4.3.3",
   ecdsaWithSHA512: "1.2.840.10045.4.3.4",
   // names and certificate extensions
   commonName: "2.5.4.3",
+  countryName: "2.5.4.6",
+  organizationName: "2.5.4.10",
+  organizationalUnitName: "2.5.4.11",
   subjectKeyIdentifier: "2.5.29.14",
   keyUsage: "2.5.29.15",
   basicConstraints: "2.5.29.19",
+  cRLDistributionPoints: "2.5.29.31",
   extKeyUsage: "2.5.29.37",
+  authorityInfoAccess: "1.3.6.1.5.5.7.1.1",
   emailProtection: "1.3.6.1.5.5.7.3.4",
   documentSigning: "1.3.6.1.5.5.7.3.36",
+  // revocation: AIA access methods, OCSP (RFC 6960), CRL extensions (RFC 5280 5.2, 5.3)
+  caIssuers: "1.3.6.1.5.5.7.48.2",
+  ocsp: "1.3.6.1.5.5.7.48.1",
+  ocspBasic: "1.3.6.1.5.5.7.48.1.1",
+  ocspSigning: "1.3.6.1.5.5.7.3.9",
+  issuerAltName: "2.5.29.18",
+  cRLNumber: "2.5.29.20",
+  cRLReason: "2.5.29.21",
+  invalidityDate: "2.5.29.24",
+  deltaCRLIndicator: "2.5.29.27",
+  issuingDistributionPoint: "2.5.29.28",
+  certificateIssuer: "2.5.29.29",
+  authorityKeyIdentifier: "2.5.29.35",
+  freshestCRL: "2.5.29.46",
 } as const;
+
+/** node:crypto's names of the hash algorithms, by OID. */
+export const HASH_NAMES: Readonly<Record<string, string>> = {
+  [OID.sha1]: "sha1",
+  [OID.sha256]: "sha256",
+  [OID.sha384]: "sha384",
+  [OID.sha512]: "sha512",
+};
 
 export function sequence(items: Asn1[]): Asn1 {
   return asn1.create(Class.UNIVERSAL, Type.SEQUENCE, true, items);
@@ -129,16 +158,7 @@ export function toDer(node: Asn1): Buffer {
  */
 export function fromDerExact(der: Buffer, what: string): Asn1 {
   const binary = der.toString("binary");
-  let node: Asn1;
-  try {
-    node = asn1.fromDer(binary, {
-      strict: true,
-      parseAllBytes: true,
-      decodeBitStrings: false,
-    } as unknown as boolean);
-  } catch (error) {
-    throw new Error(`${what} is not valid DER: ${(error as Error).message}`);
-  }
+  const node = parseDer(binary, what, true);
   if (asn1.toDer(node).getBytes() !== binary) {
     throw new Error(`${what} is not canonical DER (it would not survive re-encoding)`);
   }
@@ -208,4 +228,73 @@ export function readCertificate(der: Buffer): CertificateParts {
     throw new Error("certificate: unexpected TBSCertificate layout");
   }
   return { certificate, issuer, serialNumber, subjectPublicKeyInfo };
+}
+
+/**
+ * Parses the element at the start of `der` as others encoded it (OCSP
+ * responses, CRLs, certificates to check): BER length forms are accepted and
+ * what follows the element (padding) is ignored, as such input is only read,
+ * never embedded in what we sign. Throws with `what` for anything else.
+ */
+export function fromDerPrefix(der: Buffer, what: string): Asn1 {
+  return parseDer(der.toString("binary"), what, false);
+}
+
+/** BIT STRINGs are kept as bytes (keys, signatures), not guessed to hold ASN.1. */
+function parseDer(binary: string, what: string, parseAllBytes: boolean): Asn1 {
+  try {
+    return asn1.fromDer(binary, { strict: true, parseAllBytes, decodeBitStrings: false } as unknown as boolean);
+  } catch (error) {
+    throw new Error(`${what} is not valid DER: ${(error as Error).message}`);
+  }
+}
+
+/** `[tagNumber]`, explicit or implicit. */
+export function isContextTag(node: Asn1 | undefined, tagNumber: number): node is Asn1 {
+  return node?.tagClass === Class.CONTEXT_SPECIFIC && node.type === tagNumber;
+}
+
+/** The dotted form of an OBJECT IDENTIFIER node. */
+export function oidValue(node: Asn1 | undefined, what: string): string {
+  if (node?.tagClass !== Class.UNIVERSAL || node.type !== Type.OID || typeof node.value !== "string") {
+    throw new Error(`${what}: expected an OBJECT IDENTIFIER`);
+  }
+  return asn1.derToOid(node.value);
+}
+
+/**
+ * The contents octets of a primitive node as encoded: an INTEGER's two's
+ * complement, an OCTET STRING's bytes. Not a BMPString's: forge has decoded
+ * those into UTF-16 code units.
+ */
+export function primitiveBytes(node: Asn1 | undefined, what: string): Buffer {
+  if (!node || typeof node.value !== "string" || node.type === Type.BMPSTRING) throw new Error(`${what}: expected a primitive ASN.1 value`);
+  return Buffer.from(node.value, "binary");
+}
+
+/** A BIT STRING's bytes without the leading unused-bits count (keys, signatures), from a parse without decodeBitStrings. */
+export function bitStringBytes(node: Asn1 | undefined, what: string): Buffer {
+  if (node?.tagClass !== Class.UNIVERSAL || node.type !== Type.BITSTRING) throw new Error(`${what}: expected a BIT STRING`);
+  return primitiveBytes(node, what).subarray(1);
+}
+
+const UTC_TIME = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/;
+const GENERALIZED_TIME = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.(\d+))?Z$/;
+
+/**
+ * A UTCTime or GeneralizedTime in the forms RFC 5280 4.1.2.5 and RFC 6960
+ * allow (UTC, with seconds), plus the fraction of an RFC 3161 genTime, cut
+ * to milliseconds. forge's own parsers misread offsets and fall back to local
+ * time; what cannot be read exactly is refused.
+ */
+export function timeValue(node: Asn1 | undefined, what: string): Date {
+  const text = node?.tagClass === Class.UNIVERSAL && typeof node.value === "string" ? node.value : "";
+  const match =
+    node?.type === Type.UTCTIME ? UTC_TIME.exec(text) : node?.type === Type.GENERALIZEDTIME ? GENERALIZED_TIME.exec(text) : null;
+  if (!match) throw new Error(`${what}: expected a UTCTime or GeneralizedTime in UTC`);
+  const [, year = "", month, day, hour, minute, second, fraction = ""] = match;
+  // UTCTime: 50 to 99 are 19xx, 00 to 49 20xx (RFC 5280 4.1.2.5.1)
+  const fullYear = year.length === 4 ? Number(year) : Number(year) + (Number(year) < 50 ? 2000 : 1900);
+  const milliseconds = Number(fraction.padEnd(3, "0").slice(0, 3));
+  return new Date(Date.UTC(fullYear, Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second), milliseconds));
 }

@@ -6,12 +6,13 @@
  * document timestamp (/Type /DocTimeStamp, SubFilter ETSI.RFC3161) over
  * everything before it. Both are permitted changes after any signature.
  */
-import * as pkijs from "pkijs";
 import { PDFName, PDFRawStream, type PDFObject, type PDFRef } from "pdf-lib";
 import { IncrementalUpdate } from "../pdf/incremental-update.js";
 import { PdfFile } from "../pdf/pdf-file.js";
 import type { PdfOutput } from "../pdf/pdf-output.js";
 import { appendSignedRevision } from "../pdf/signed-revision.js";
+import { isSelfIssued, issues, parseCertificate, type Certificate } from "./certificate.js";
+import { cmsCertificates } from "./cms-certificates.js";
 import type { ValidationData } from "./revocation.js";
 import type { TimestampAuthority } from "./timestamp-authority.js";
 
@@ -50,19 +51,18 @@ export function addDocumentTimestamp(output: PdfOutput, tsa: Pick<TimestampAutho
 
 /** The certificates a CMS (a signature's timestamp token, a document timestamp) carries, leaf first, then issuers in order. */
 export function certificateChainOf(cmsDer: Buffer): Buffer[] {
-  const signed = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(cmsDer).content });
-  const certificates = (signed.certificates ?? []).filter((item): item is pkijs.Certificate => item instanceof pkijs.Certificate);
-  const issuerOfOther = (candidate: pkijs.Certificate) =>
-    certificates.some((other) => other !== candidate && !other.subject.isEqual(other.issuer) && other.issuer.isEqual(candidate.subject));
+  const certificates = cmsCertificates(cmsDer).map(parseCertificate);
+  const issuerOfOther = (candidate: Certificate) =>
+    certificates.some((other) => other !== candidate && !isSelfIssued(other) && issues(candidate, other));
   const leaf = certificates.find((candidate) => !issuerOfOther(candidate)) ?? certificates[0];
-  const chain: pkijs.Certificate[] = [];
-  for (let current: pkijs.Certificate | undefined = leaf; current && !chain.includes(current); ) {
+  const chain: Certificate[] = [];
+  for (let current: Certificate | undefined = leaf; current && !chain.includes(current); ) {
     chain.push(current);
-    if (current.subject.isEqual(current.issuer)) break;
-    const issuerName: pkijs.RelativeDistinguishedNames = current.issuer;
-    current = certificates.find((other) => other.subject.isEqual(issuerName));
+    if (isSelfIssued(current)) break;
+    const child: Certificate = current;
+    current = certificates.find((other) => issues(other, child));
   }
-  return chain.map((certificate) => Buffer.from(certificate.toSchema(true).toBER()));
+  return chain.map((certificate) => certificate.der);
 }
 
 function streamBytes(file: PdfFile, item: PDFObject): Buffer | undefined {

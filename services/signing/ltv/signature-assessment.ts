@@ -12,10 +12,16 @@
  *                   proves the signature existed before), TRY_LATER (no revocation data)
  *   TOTAL-PASSED
  */
-import * as pkijs from "pkijs";
-import { OID } from "../cms/asn1.js";
+import { OID, children, fromDerPrefix, timeValue, toDer } from "../cms/asn1.js";
 import type { SignatureLevel } from "../model.js";
-import { crlStatus, isSelfIssued, issues, ocspStatus, parseCertificate, type RevocationSource, type RevocationStatus } from "./revocation.js";
+import { safe } from "../verification/safe.js";
+import { readSignedData, type SignedData } from "../verification/signed-data.js";
+import { isSelfIssued, issues, parseCertificate, type Certificate } from "./certificate.js";
+import { crlStatus } from "./crl.js";
+import { commonNameOf } from "./distinguished-name.js";
+import { ocspStatus } from "./ocsp-response.js";
+import type { RevocationSource } from "./revocation.js";
+import type { RevocationStatus } from "./revocation-status.js";
 
 export type Indication = "TOTAL-PASSED" | "INDETERMINATE" | "TOTAL-FAILED";
 
@@ -59,7 +65,7 @@ export async function assessSignature(
   anchorsDer: Buffer[],
   online: Pick<RevocationSource, "statusOf"> | undefined,
 ): Promise<SignatureAssessment> {
-  const signed = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(facts.cmsDer).content });
+  const signed = readSignedData(facts.cmsDer);
   const token = facts.kind === "document-timestamp" ? facts.cmsDer : signatureTimestampToken(signed);
   const timestamp = token ? readTimestamp(token) : undefined;
   const result: SignatureAssessment & { statuses?: ChainStatus[] } = {
@@ -102,34 +108,29 @@ function judgeIndication(assessment: SignatureAssessment & { statuses?: ChainSta
 }
 
 /** The RFC 3161 token in a CMS signature's unsigned attributes (PAdES B-T), if any. */
-export function signatureTimestampToken(cms: Buffer | pkijs.SignedData): Buffer | undefined {
-  const signed = cms instanceof pkijs.SignedData ? cms : new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(cms).content });
-  const attributes = signed.signerInfos[0]?.unsignedAttrs?.attributes ?? [];
-  const value = attributes.find((attribute) => attribute.type === OID.signatureTimeStampToken)?.values[0];
-  return value ? Buffer.from(value.toBER()) : undefined;
+export function signatureTimestampToken(cms: Buffer | SignedData): Buffer | undefined {
+  const signed = Buffer.isBuffer(cms) ? readSignedData(cms) : cms;
+  const value = signed.unsignedAttributes.get(OID.signatureTimeStampToken)?.[0];
+  return value ? toDer(value) : undefined;
 }
 
+/** The token's genTime (TSTInfo: version, policy, messageImprint, serialNumber, genTime, ...) and its TSA's name. */
 function readTimestamp(tokenDer: Buffer): { time: Date; authority: string } | undefined {
-  try {
-    const signed = new pkijs.SignedData({ schema: pkijs.ContentInfo.fromBER(tokenDer).content });
-    const content = signed.encapContentInfo.eContent;
-    if (!content) return undefined;
-    const info = pkijs.TSTInfo.fromBER(content.getValue());
-    const tsa = certificatesOf(signed).map(parseCertificate).find((certificate) => !isSelfIssued(certificate)) ?? undefined;
-    return { time: info.genTime, authority: tsa ? commonName(tsa) : "" };
-  } catch {
-    return undefined;
-  }
+  return safe(() => {
+    const signed = readSignedData(tokenDer);
+    if (!signed.eContent) return undefined;
+    const genTime = children(fromDerPrefix(signed.eContent, "TSTInfo"), "TSTInfo")[4];
+    const tsa = certificatesOf(signed).map(parseCertificate).find((certificate) => !isSelfIssued(certificate));
+    return { time: timeValue(genTime, "genTime"), authority: tsa ? commonName(tsa) : "" };
+  }, undefined);
 }
 
-function certificatesOf(signed: pkijs.SignedData): Buffer[] {
-  return (signed.certificates ?? [])
-    .filter((item): item is pkijs.Certificate => item instanceof pkijs.Certificate)
-    .map((certificate) => Buffer.from(certificate.toSchema(true).toBER()));
+function certificatesOf(signed: SignedData): Buffer[] {
+  return signed.certificates.map((certificate) => certificate.raw);
 }
 
 /** `leaf` and its issuers from `pool`, up to a self-issued certificate. */
-function chainOf(leaf: pkijs.Certificate, pool: pkijs.Certificate[]): pkijs.Certificate[] {
+function chainOf(leaf: Certificate, pool: Certificate[]): Certificate[] {
   const chain = [leaf];
   while (chain.length < 10 && !isSelfIssued(chain.at(-1)!)) {
     const issuer = pool.find((candidate) => issues(candidate, chain.at(-1)!));
@@ -146,12 +147,12 @@ interface ChainStatus {
 }
 
 /** The status of every certificate of `chain` below its root: from the DSS when it has an answer, else fetched. */
-async function chainStatus(chain: pkijs.Certificate[], dss: DocumentValidationData, online: Pick<RevocationSource, "statusOf"> | undefined): Promise<ChainStatus[]> {
+async function chainStatus(chain: Certificate[], dss: DocumentValidationData, online: Pick<RevocationSource, "statusOf"> | undefined): Promise<ChainStatus[]> {
   const statuses: ChainStatus[] = [];
   for (let i = 0; i + 1 < chain.length; i++) {
     const [certificate, issuer] = [chain[i]!, chain[i + 1]!];
     const name = commonName(certificate);
-    const embedded = await embeddedStatus(certificate, issuer, dss);
+    const embedded = embeddedStatus(certificate, issuer, dss);
     if (embedded) {
       statuses.push({ status: embedded, embedded: true, text: `${name}: ${describe(embedded, "embedded")}` });
       continue;
@@ -170,13 +171,13 @@ async function chainStatus(chain: pkijs.Certificate[], dss: DocumentValidationDa
   return statuses;
 }
 
-async function embeddedStatus(certificate: pkijs.Certificate, issuer: pkijs.Certificate, dss: DocumentValidationData): Promise<RevocationStatus | undefined> {
+function embeddedStatus(certificate: Certificate, issuer: Certificate, dss: DocumentValidationData): RevocationStatus | undefined {
   for (const bytes of dss.ocspResponses) {
-    const status = await ocspStatus(bytes, certificate, issuer).catch(() => undefined);
+    const status = safe(() => ocspStatus(bytes, certificate, issuer), undefined);
     if (status) return status;
   }
   for (const bytes of dss.crls) {
-    const status = await crlStatus(bytes, certificate, issuer).catch(() => undefined);
+    const status = safe(() => crlStatus(bytes, certificate, issuer), undefined);
     if (status) return status;
   }
   return undefined;
@@ -186,7 +187,6 @@ function describe(status: RevocationStatus, where: string): string {
   return status.revokedAt ? `revoked (${status.source}, ${where}) since ${status.revokedAt.toISOString()}` : `good (${status.source}, ${where})`;
 }
 
-function commonName(certificate: pkijs.Certificate): string {
-  const cn = certificate.subject.typesAndValues.find((item) => item.type === OID.commonName);
-  return cn ? String(cn.value.valueBlock.value) : "certificate";
+function commonName(certificate: Certificate): string {
+  return commonNameOf(certificate.subject) ?? "certificate";
 }

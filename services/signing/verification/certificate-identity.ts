@@ -3,11 +3,9 @@
  * (subject emailAddress, else the first SAN rfc822Name).
  */
 import type { X509Certificate } from "node:crypto";
-import forge from "node-forge";
-import { OID, type Asn1 } from "../cms/asn1.js";
+import { OID } from "../cms/asn1.js";
+import { directoryString } from "../cms/directory-string.js";
 import { items, oidOf, tbsFieldsFromSerial } from "./asn1-nodes.js";
-
-const { Type } = forge.asn1;
 
 /** PKCS#9 emailAddress, the subject attribute older certificates carry the address in. */
 export function subjectIdentity(certificate: X509Certificate): { commonName: string; email: string } {
@@ -19,8 +17,8 @@ export function subjectIdentity(certificate: X509Certificate): { commonName: str
       for (const atv of items(rdn)) {
         const [type, value] = items(atv);
         const oid = oidOf(type);
-        if (oid === OID.commonName && !commonName) commonName = directoryString(value!);
-        if (oid === OID.emailAddress && !email) email = directoryString(value!);
+        if (oid === OID.commonName && !commonName) commonName = directoryString(value!) ?? "";
+        if (oid === OID.emailAddress && !email) email = directoryString(value!) ?? "";
       }
     }
   } catch {
@@ -33,9 +31,3 @@ export function subjectIdentity(certificate: X509Certificate): { commonName: str
   return { commonName, email };
 }
 
-function directoryString(node: Asn1): string {
-  const bytes = Buffer.from(typeof node.value === "string" ? node.value : "", "binary");
-  if (node.type === Type.UTF8) return bytes.toString("utf8");
-  if (node.type === Type.BMPSTRING) return Buffer.from(bytes).swap16().toString("utf16le");
-  return bytes.toString("latin1");
-}

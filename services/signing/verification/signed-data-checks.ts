@@ -6,7 +6,7 @@
  */
 import { X509Certificate, createHash, verify as cryptoVerify } from "node:crypto";
 import forge from "node-forge";
-import { OID, toDer } from "../cms/asn1.js";
+import { HASH_NAMES, OID, toDer } from "../cms/asn1.js";
 import { items, octetBytes, oidOf, tbsFieldsFromSerial } from "./asn1-nodes.js";
 import { safe } from "./safe.js";
 import { SignatureProblem } from "./signature-problem.js";
@@ -14,13 +14,6 @@ import { isTimestampToken, type SignedData } from "./signed-data.js";
 
 const { asn1 } = forge;
 const { Type } = asn1;
-
-const HASHES: Record<string, string> = {
-  [OID.sha256]: "sha256",
-  [OID.sha384]: "sha384",
-  [OID.sha512]: "sha512",
-  [OID.sha1]: "sha1",
-};
 
 /** Signature algorithms whose hash is implied; others (rsaEncryption, ecPublicKey) use the digestAlgorithm. */
 const SIGNATURE_HASHES: Record<string, string> = {
@@ -55,7 +48,7 @@ function issuerAndSerial(der: Buffer): { issuer: Buffer; serial: Buffer } {
 }
 
 function hashName(oid: string): string {
-  const name = HASHES[oid];
+  const name = HASH_NAMES[oid];
   if (!name) throw new SignatureProblem(`its digest algorithm ${oid} is not supported`);
   return name;
 }
