@@ -1,10 +1,11 @@
 // The eventId ledger of SigningService, both implementations against the same
 // contract: LMDB in a temp dir (with an injectable clock) and real Redis.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { open } from "lmdb";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ServiceError } from "../../services/core/errors.js";
 import { createLogger } from "../../services/core/logger.js";
@@ -81,6 +82,59 @@ describe("EmbeddedSignatureLedger (LMDB)", () => {
 
     now += DAY + 1;
     assert.deepEqual(await ledger.claim("key-a", "evt-ttl", "hash-2", 60_000), { kind: "claimed" });
+  });
+
+  describe("documents are files beside the database", () => {
+    const documentsOf = (path: string) => readdirSync(join(path, "documents"));
+
+    test("a signed document is one file of its exact bytes, removed with its expired entry; a partial or unnamed file goes at start", async () => {
+      const path = mkdtempSync(join(tmpdir(), "docservice-ledger-files-"));
+      let clock = now;
+      const first = new EmbeddedSignatureLedger(path, () => clock);
+      await first.claim("k", "e", "h", 60_000);
+      await first.complete("k", "e", "h", DOCUMENT, DAY);
+      const [file, ...others] = documentsOf(path);
+      assert.deepEqual(others, []);
+      assert.ok(readFileSync(join(path, "documents", file!)).equals(DOCUMENT));
+      await first.close();
+
+      writeFileSync(join(path, "documents", `${file}.crashed.partial`), "half a docu");
+      writeFileSync(join(path, "documents", "no-entry.pdf"), "%PDF-");
+      const second = new EmbeddedSignatureLedger(path, () => clock);
+      assert.deepEqual(documentsOf(path), [file]);
+      await second.close();
+
+      clock += DAY + 1;
+      const third = new EmbeddedSignatureLedger(path, () => clock);
+      assert.deepEqual(documentsOf(path), []);
+      assert.deepEqual(await third.claim("k", "e", "h", 60_000), { kind: "claimed" });
+      await third.close();
+      rmSync(path, { recursive: true, force: true });
+    });
+
+    test("a document kept inside the database by an earlier version is moved to its file and still replays", async () => {
+      const path = mkdtempSync(join(tmpdir(), "docservice-ledger-legacy-"));
+      const earlier = open({ path, compression: true });
+      await earlier.put("k:e", { hash: "h", document: DOCUMENT, expiresAt: now + DAY });
+      await earlier.close();
+      const ledger = new EmbeddedSignatureLedger(path, () => now);
+      assert.equal(documentsOf(path).length, 1);
+      const replay = await ledger.claim("k", "e", "h", 60_000);
+      assert.ok(replay.kind === "replay" && replay.document.equals(DOCUMENT));
+      await ledger.close();
+      rmSync(path, { recursive: true, force: true });
+    });
+
+    test("a signed entry whose document file was removed is claimed again, not replayed empty", async () => {
+      const path = mkdtempSync(join(tmpdir(), "docservice-ledger-lost-"));
+      const ledger = new EmbeddedSignatureLedger(path, () => now);
+      await ledger.claim("k", "e", "h", 60_000);
+      await ledger.complete("k", "e", "h", DOCUMENT, DAY);
+      for (const name of documentsOf(path)) rmSync(join(path, "documents", name));
+      assert.deepEqual(await ledger.claim("k", "e", "h", 60_000), { kind: "claimed" });
+      await ledger.close();
+      rmSync(path, { recursive: true, force: true });
+    });
   });
 });
 
