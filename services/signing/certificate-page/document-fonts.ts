@@ -59,6 +59,12 @@ function encodeBaseSubset(face: LoadedFace): BaseSubset {
 /** The runs of glyph runs (from TextEngine's cache) drawn with the base subset alone: the same in every document. */
 const baseRuns = new WeakMap<readonly ShapedGlyph[], readonly FontRun[]>();
 
+/** The CID of `glyph` in the base subset, if it is there with the same text. */
+function baseCid(base: BaseSubset | null, glyph: ShapedGlyph): number | undefined {
+  const shared = base?.glyphs.get(glyph.id);
+  return shared && sameCodePoints(shared.codePoints, glyph.codePoints) ? shared.cid : undefined;
+}
+
 const sameCodePoints = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((value, i) => value === b[i]);
 
 export class DocumentFonts {
@@ -80,7 +86,8 @@ export class DocumentFonts {
       this.#usedBases.add(face);
       return runs;
     }
-    const cids = glyphs.map((glyph) => this.#baseCid(face, glyph));
+    const base = baseSubset(this.#fonts[face]);
+    const cids = glyphs.map((glyph) => baseCid(base, glyph));
     if (cids.every((cid) => cid !== undefined)) {
       this.#usedBases.add(face);
       baseRuns.set(glyphs, (runs = [this.#run(face, face, glyphs, cids)]));
@@ -101,11 +108,6 @@ export class DocumentFonts {
       start = end;
     }
     return mixed;
-  }
-
-  #baseCid(face: FaceName, glyph: ShapedGlyph): number | undefined {
-    const shared = baseSubset(this.#fonts[face])?.glyphs.get(glyph.id);
-    return shared && sameCodePoints(shared.codePoints, glyph.codePoints) ? shared.cid : undefined;
   }
 
   #run(font: string, face: FaceName, glyphs: readonly ShapedGlyph[], cids: readonly number[]): FontRun {

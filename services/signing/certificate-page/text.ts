@@ -11,6 +11,7 @@
 // characters are removed, so a name cannot reorder the text around it.
 import type { FaceName, FontSet, Style } from "./fonts.js";
 import { STYLE_CHAINS } from "./fonts.js";
+import { RecentCache } from "./recent-cache.js";
 import { type ShapedGlyph, advanceOf, shaperFor } from "./shaping.js";
 
 export interface Segment {
@@ -54,19 +55,35 @@ interface Cluster {
   direction: Direction;
 }
 
-const CACHE_LIMIT = 50_000;
-function remember<K, V>(cache: Map<K, V>, key: K, value: V): V {
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(key, value);
-  return value;
+/** Entries per generation of each cache: a page's own texts many times over. */
+const CACHE_GENERATION = 4_096;
+
+/**
+ * One cache per style or face, keyed by the text itself: a string keeps its hash
+ * once computed, where a key concatenated per lookup is hashed anew every time.
+ */
+function cachesBy<Name extends string, V>(names: readonly Name[]): Record<Name, RecentCache<V>> {
+  return Object.fromEntries(names.map((name) => [name, new RecentCache<V>(CACHE_GENERATION)])) as Record<Name, RecentCache<V>>;
 }
+
+const STYLES = Object.keys(STYLE_CHAINS) as Style[];
+const FACES: readonly FaceName[] = [...new Set(Object.values(STYLE_CHAINS).flat())];
+
+/** The lines of one text at one size and width. */
+interface Wrapped {
+  size: number;
+  maxWidth: number;
+  lines: readonly string[];
+}
+/** Layouts a text is kept for: a page has a few column widths. */
+const WRAPPINGS_PER_TEXT = 8;
 
 export class TextEngine {
   readonly #fonts: FontSet;
-  readonly #clusters = new Map<string, Cluster | null>();
-  readonly #glyphs = new Map<string, { glyphs: readonly ShapedGlyph[]; width: number }>();
-  readonly #lines = new Map<string, readonly string[]>();
-  readonly #segments = new Map<string, readonly Segment[]>();
+  readonly #clusters = cachesBy<Style, Cluster | null>(STYLES);
+  readonly #glyphs = cachesBy<FaceName, { glyphs: readonly ShapedGlyph[]; width: number }>(FACES);
+  readonly #lines = cachesBy<Style, Wrapped[]>(STYLES);
+  readonly #segments = cachesBy<Style, readonly Segment[]>(STYLES);
 
   constructor(fonts: FontSet) {
     this.#fonts = fonts;
@@ -80,14 +97,13 @@ export class TextEngine {
 
   /** The face for one grapheme cluster: the first of the style's chain that has all its glyphs. */
   #cluster(style: Style, text: string): Cluster | null {
-    const key = `${style}\u0000${text}`;
-    const cached = this.#clusters.get(key);
+    const cached = this.#clusters[style].get(text);
     if (cached !== undefined) return cached;
     const chain = STYLE_CHAINS[style];
     let face = chain.find((name) => this.#covers(name, text));
     let shown = text;
     if (!face) {
-      if (FORMAT.test(text)) return remember(this.#clusters, key, null); // invisible: zero-width joiners and the like
+      if (FORMAT.test(text)) return this.#clusters[style].set(text, null); // invisible: zero-width joiners and the like
       // a cluster no face covers whole: its base character alone, else the replacement character
       const base = [...text][0]!;
       face = chain.find((name) => this.#covers(name, base));
@@ -102,7 +118,7 @@ export class TextEngine {
         : DIGIT.test(shown)
           ? "digit"
           : "neutral";
-    return remember(this.#clusters, key, { text: shown, face, direction });
+    return this.#clusters[style].set(text, { text: shown, face, direction });
   }
 
   #clustersOf(style: Style, text: string): Cluster[] {
@@ -116,8 +132,8 @@ export class TextEngine {
 
   /** The text as face runs in drawing order, left to right. */
   segments(style: Style, text: string): readonly Segment[] {
-    const key = `${style}\u0000${text}`;
-    return this.#segments.get(key) ?? remember(this.#segments, key, this.#computeSegments(style, text));
+    const cache = this.#segments[style];
+    return cache.get(text) ?? cache.set(text, this.#computeSegments(style, text));
   }
 
   #computeSegments(style: Style, text: string): Segment[] {
@@ -157,12 +173,12 @@ export class TextEngine {
 
   /** The glyphs of one face run, shaped, and their width in points at size 1 (advance widths, no kerning, as drawn). */
   #shaped(segment: Segment): { glyphs: readonly ShapedGlyph[]; width: number } {
-    const key = `${segment.face}\u0000${segment.text}`;
-    let shaped = this.#glyphs.get(key);
+    const cache = this.#glyphs[segment.face];
+    let shaped = cache.get(segment.text);
     if (!shaped) {
       const face = this.#fonts[segment.face];
       const glyphs = shaperFor(face.font).shape(segment.text);
-      shaped = remember(this.#glyphs, key, { glyphs, width: advanceOf(glyphs) * face.scale });
+      shaped = cache.set(segment.text, { glyphs, width: advanceOf(glyphs) * face.scale });
     }
     return shaped;
   }
@@ -184,8 +200,15 @@ export class TextEngine {
    * one line. The result is shared: do not modify it.
    */
   lines(style: Style, text: string, size: number, maxWidth: number): readonly string[] {
-    const key = `${style}\u0000${size}\u0000${maxWidth}\u0000${text}`;
-    return this.#lines.get(key) ?? remember(this.#lines, key, this.#wrap(style, sanitize(text), size, maxWidth));
+    const cache = this.#lines[style];
+    let wrappings = cache.get(text);
+    const cached = wrappings?.find((wrapped) => wrapped.size === size && wrapped.maxWidth === maxWidth);
+    if (cached) return cached.lines;
+    if (!wrappings) cache.set(text, (wrappings = []));
+    if (wrappings.length >= WRAPPINGS_PER_TEXT) wrappings.shift();
+    const lines = this.#wrap(style, sanitize(text), size, maxWidth);
+    wrappings.push({ size, maxWidth, lines });
+    return lines;
   }
 
   #wrap(style: Style, text: string, size: number, maxWidth: number): string[] {

@@ -3,7 +3,8 @@
  * (node:crypto KeyObject), either generated on first start into the data
  * directory with a self-signed certificate, or loaded from an operator's own
  * PEM or PKCS#12 files. Signing is node:crypto's native RSA/ECDSA, run on the
- * libuv thread pool so it does not block the event loop.
+ * libuv thread pool so it does not block the event loop, or synchronously in a
+ * signing worker thread ({@link signingInThisThread}).
  */
 import {
   X509Certificate,
@@ -120,20 +121,47 @@ class LocalSigningKey implements SigningKey {
     this.#privateKey = privateKey;
   }
 
+  get privateKey(): KeyObject | undefined {
+    return this.#privateKey;
+  }
+
   sign(data: Buffer): Promise<Buffer> {
     const key = this.#privateKey;
     if (key === undefined) return Promise.reject(new Error("the signing key is closed"));
     return new Promise((resolve, reject) => {
-      // RSA: PKCS#1 v1.5 (the default padding); EC: DER ECDSA-Sig-Value
-      cryptoSign("sha256", data, { key, dsaEncoding: "der" }, (error, signature) =>
-        error ? reject(error) : resolve(signature),
-      );
+      cryptoSign("sha256", data, signOptions(key), (error, signature) => (error ? reject(error) : resolve(signature)));
     });
   }
 
   async close(): Promise<void> {
     this.#privateKey = undefined;
   }
+}
+
+/** RSA: PKCS#1 v1.5 (the default padding); EC: DER ECDSA-Sig-Value. */
+const signOptions = (key: KeyObject) => ({ key, dsaEncoding: "der" as const });
+
+/**
+ * A key this process holds, signing synchronously in the calling thread: a
+ * signing worker's thread has nothing else to do while its document's
+ * signature is computed, and the thread pool's round trip (or the parent's)
+ * would only add to each one.
+ */
+export function signingInThisThread(privateKey: KeyObject, parts: Pick<SigningKey, "algorithm" | "certificateDer" | "chainDer">): SigningKey {
+  return {
+    algorithm: parts.algorithm,
+    certificateDer: parts.certificateDer,
+    chainDer: parts.chainDer,
+    privateKey,
+    sign(data) {
+      try {
+        return Promise.resolve(cryptoSign("sha256", data, signOptions(privateKey)));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+    close: async () => {},
+  };
 }
 
 function assembleKey(privateKey: KeyObject, certificateDers: Buffer[], source: string): SigningKey {

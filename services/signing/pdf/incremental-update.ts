@@ -7,8 +7,8 @@
  * The section is a classic table, or a cross-reference stream when the
  * previous section is one (a file that uses streams must keep using them).
  */
-import { createHash, randomBytes } from "node:crypto";
-import { PDFArray, PDFDict, PDFHexString, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
+import { createHash, randomUUID } from "node:crypto";
+import { PDFArray, PDFDict, PDFHexString, PDFInvalidObject, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
 import type { PdfFile } from "./pdf-file.js";
 
 export class IncrementalUpdate {
@@ -107,8 +107,9 @@ export class IncrementalUpdate {
   /** The first ID stays (the document's identity); the second changes with every revision. */
   private documentId(): PDFArray {
     const existing = this.file.resolveArray(this.file.trailer.get(PDFName.of("ID")));
-    const first = existing?.get(0) ?? PDFHexString.of(randomBytes(16).toString("hex"));
-    const revision = createHash("md5").update(String(this.file.bytes.length)).update(randomBytes(16)).digest("hex");
+    // randomUUID draws from a pool of random bytes; randomBytes asks the system on every call
+    const first = existing?.get(0) ?? PDFHexString.of(randomUUID().replaceAll("-", ""));
+    const revision = createHash("md5").update(String(this.file.bytes.length)).update(randomUUID()).digest("hex");
     return this.file.context.obj([first, PDFHexString.of(revision)]);
   }
 
@@ -134,11 +135,43 @@ export class IncrementalUpdate {
   }
 }
 
+const rawBytes = new WeakMap<PDFInvalidObject, Uint8Array>();
+
+/** An object written as `bytes` are: PDF syntax serialized elsewhere (a signature dictionary with its placeholder). */
+export function rawObject(bytes: Uint8Array): PDFInvalidObject {
+  const object = PDFInvalidObject.of(bytes);
+  rawBytes.set(object, bytes);
+  return object;
+}
+
 export function serializeObject(object: PDFObject): Buffer {
-  const bytes = Buffer.alloc(object.sizeInBytes());
+  if (object instanceof PDFRawStream) return serializeStream(object);
+  const raw = object instanceof PDFInvalidObject ? rawBytes.get(object) : undefined;
+  if (raw) return Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  const bytes = Buffer.allocUnsafe(object.sizeInBytes());
   object.copyBytesInto(bytes, 0);
   return bytes;
 }
+
+/**
+ * A stream's bytes, its contents copied natively: pdf-lib copies stream contents
+ * and raw objects one byte at a time in JavaScript, which made the fonts of the
+ * certificate page and the signature placeholder the costliest objects of a
+ * small document's update.
+ */
+function serializeStream(stream: PDFRawStream): Buffer {
+  stream.dict.set(PDFName.of("Length"), PDFNumber.of(stream.contents.length));
+  const dict = serializeObject(stream.dict);
+  const bytes = Buffer.allocUnsafe(dict.length + STREAM_START.length + stream.contents.length + STREAM_END.length);
+  let offset = dict.copy(bytes, 0);
+  offset += STREAM_START.copy(bytes, offset);
+  bytes.set(stream.contents, offset);
+  STREAM_END.copy(bytes, offset + stream.contents.length);
+  return bytes;
+}
+
+const STREAM_START = Buffer.from("\nstream\n", "latin1");
+const STREAM_END = Buffer.from("\nendstream", "latin1");
 
 /** Runs of consecutive object numbers: [first, count]. */
 function subsections(numbers: number[]): [number, number][] {

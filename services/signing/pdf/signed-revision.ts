@@ -14,7 +14,6 @@ import {
   PDFDict,
   PDFDocument,
   PDFHexString,
-  PDFInvalidObject,
   PDFName,
   PDFNumber,
   PDFRef,
@@ -22,7 +21,7 @@ import {
 } from "pdf-lib";
 import { certificatePageSizeFor } from "../certificate-page/certificate-page.js";
 import { freeSignatureFieldName, readDocumentForm, type DocumentForm } from "./document-form.js";
-import { IncrementalUpdate, serializeObject } from "./incremental-update.js";
+import { IncrementalUpdate, rawObject, serializeObject } from "./incremental-update.js";
 import type { PdfFile } from "./pdf-file.js";
 import type { PdfOutput } from "./pdf-output.js";
 
@@ -57,7 +56,7 @@ export async function appendSignedRevision(output: PdfOutput, file: PdfFile, rev
   const addedPages = revision.pages && !form.signed ? await appendPages(file, update, revision.pages) : [];
   if (revision.info && !form.signed) setInfo(file, update, revision.info);
 
-  const signatureRef = update.add(PDFInvalidObject.of(Buffer.from(signatureDictionaryBytes(revision, file, update), "latin1")));
+  const signatureRef = update.add(rawObject(Buffer.from(signatureDictionaryBytes(revision, file, update), "latin1")));
   const pageRef = addedPages[0] ?? firstPage(file);
   const widget = file.context.obj({
     Type: "Annot",

@@ -1,11 +1,13 @@
 /**
  * A signing worker thread: loads, extends, saves and signs PDFs, and verifies
- * them, off the service's event loop. The private key is not here: each raw
- * signature is asked of the parent, which holds the key (a PKCS#11 session
- * pool cannot be shared across threads).
+ * them, off the service's event loop. A local key is here too, and signs in
+ * this thread; a token's key is not: each raw signature is then asked of the
+ * parent, which holds it (a PKCS#11 session pool cannot be shared across
+ * threads).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { verifyPdfSignatures } from "../pdf/pdf-verifier.js";
+import { signingInThisThread } from "../keys/local-key.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { runSigningJob } from "./signing-job.js";
 import { extendArchive } from "../ltv/archive-extension.js";
@@ -25,12 +27,14 @@ let nextCallId = 1;
 
 const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
-/** The key as seen from this thread: certificates here, signatures from the parent. */
+const certificates = { algorithm: setup.algorithm, certificateDer: asBuffer(setup.certificateDer), chainDer: setup.chainDer.map(asBuffer) };
+const localKey = setup.privateKey && signingInThisThread(setup.privateKey, certificates);
+
+/** The key as seen from this thread: the local key, or certificates here and signatures from the parent. */
 function keyForTask(taskId: number): SigningKey {
+  if (localKey) return localKey;
   return {
-    algorithm: setup.algorithm,
-    certificateDer: asBuffer(setup.certificateDer),
-    chainDer: setup.chainDer.map(asBuffer),
+    ...certificates,
     sign(data) {
       const callId = nextCallId++;
       return new Promise((resolve, reject) => {

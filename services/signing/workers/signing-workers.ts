@@ -38,10 +38,10 @@ const RESTART_DELAY_MS = 1000;
 
 /**
  * Worker threads that sign and verify PDFs, so PDF parsing, page layout and
- * serialisation use every core and never stall the event loop. The key stays
- * on this thread: a worker sends the bytes to sign here, `key.sign` runs here
- * (a PKCS#11 session pool or node:crypto, both asynchronous), the signature
- * goes back. A task goes to the least busy worker; a worker that dies fails
+ * serialisation use every core and never stall the event loop. A local key
+ * goes to the workers, which sign with it in their own thread; a token's key
+ * stays on this thread: a worker sends the bytes to sign here, `key.sign` runs
+ * here (a PKCS#11 session pool, asynchronous), the signature goes back. A task goes to the least busy worker; a worker that dies fails
  * its tasks with INTERNAL and is replaced (after a pause when it died young,
  * so a worker that cannot start does not spin).
  */
@@ -101,6 +101,7 @@ export class SigningWorkers {
   private spawn(): PooledWorker {
     const setup: WorkerSetup = {
       algorithm: this.key.algorithm,
+      privateKey: this.key.privateKey,
       certificateDer: this.key.certificateDer,
       chainDer: this.key.chainDer,
       trustedRootsDer: this.options.trustedRootsDer,

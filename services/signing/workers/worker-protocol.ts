@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import type { SerializedError } from "../../core/thread-errors.js";
 import type { PdfVerification } from "../pdf/pdf-verifier.js";
 import type { RevocationSourceOptions } from "../ltv/revocation.js";
@@ -6,9 +7,11 @@ import type { SigningJob } from "./signing-job.js";
 
 /** The messages between the signing service and its worker threads. */
 
-/** What a worker needs to build signatures whose raw signing stays with the parent. */
+/** What a worker needs to build signatures: the key's certificates, and the key itself when this process holds it. */
 export interface WorkerSetup {
   algorithm: KeyAlgorithm;
+  /** A local key, signed with in the worker; without it, each raw signature is asked of the parent. */
+  privateKey?: KeyObject;
   certificateDer: Uint8Array;
   chainDer: Uint8Array[];
   trustedRootsDer: Uint8Array[];
