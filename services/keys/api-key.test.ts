@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import CRC32 from "crc-32";
+import { isKeyId } from "../access/key-id.js";
 import { API_KEY_PREFIX, checksum, displayPrefixOf, generateApiKey, isWellFormedApiKey, keyIdOf } from "./api-key.js";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -137,5 +138,13 @@ describe("keyIdOf and displayPrefixOf", () => {
     assert.equal(displayPrefixOf(key), key.slice(0, 10));
     assert.equal(displayPrefixOf(key).length, 10);
     assert.ok(displayPrefixOf(key).startsWith("dsk_"));
+  });
+});
+
+describe("key ids as requests carry them", () => {
+  test("the id of every key has the shape access/key-id.ts checks; a key, a short or upper-case hex string does not", () => {
+    for (let i = 0; i < 20; i++) assert.ok(isKeyId(keyIdOf(generateApiKey())));
+    const key = generateApiKey();
+    for (const text of [key, keyIdOf(key).slice(1), keyIdOf(key).toUpperCase(), ""]) assert.equal(isKeyId(text), false, text);
   });
 });

@@ -51,13 +51,6 @@ export function keyIdOf(apiKey: string): string {
   return createHash("sha256").update(apiKey).digest("hex");
 }
 
-const KEY_ID = /^[0-9a-f]{64}$/;
-
-/** True when the text has the shape of a key id (what {@link keyIdOf} returns). */
-export function isKeyId(text: string): boolean {
-  return KEY_ID.test(text);
-}
-
 export function displayPrefixOf(apiKey: string): string {
   return apiKey.slice(0, DISPLAY_LENGTH);
 }

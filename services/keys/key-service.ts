@@ -17,7 +17,7 @@ import { ServiceError, validationError, type FieldIssue } from "../core/errors.j
 import type { Mailer } from "./mail/mailer.js";
 import type { UnaryApi } from "../grpc/unary-api.js";
 import { displayPrefixOf, generateApiKey, isWellFormedApiKey, keyIdOf } from "./api-key.js";
-import { maskEmail, normalizeEmail } from "./email-address.js";
+import { maskEmail, normalizeEmail } from "../core/email-address.js";
 import type { ApiKeyRecord, KeyStore } from "./key-store.js";
 import { CODE_PATTERN, generateCode, hashCode, hashesEqual } from "./one-time-code.js";
 import type { RateLimits } from "./rate-limits.js";

@@ -9,7 +9,7 @@
 import type { z } from "zod";
 import type { AuditEvent as AuditEventMessage, SignRequest } from "../../../gen/ts-proto/docservice/v1/signing.js";
 import { validationError, type FieldIssue } from "../../core/errors.js";
-import { isKeyId } from "../../keys/api-key.js";
+import { isKeyId } from "../../access/key-id.js";
 import { auditEventTypeName, type AuditEvent, type SignatureLevel, type Signer } from "../model.js";
 import type { SignOrder } from "./sign-order.js";
 import { auditEventsSchema, eventIdSchema, levelSchema, metadataJsonSchema, signerSchema, signRequestIssues } from "./sign-request-schema.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { ServiceError, validationError } from "../../core/errors.js";
-import { normalizeEmail } from "../../keys/email-address.js";
+import { normalizeEmail } from "../../core/email-address.js";
 import { signRequestIssues, signRequestSchema, verifyRequestSchema } from "./sign-request-schema.js";
 
 // Property tests of the POST /v1/sign and /v1/verify body rules, used as the gateway uses them

@@ -14,7 +14,7 @@ import { fieldIssues, type FieldIssueOptions } from "../../core/field-issues.js"
 import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
 import { jsonShapeViolation, MAX_JSON_DEPTH } from "../../core/json-shape.js";
 import { SIGNATURE_LEVELS } from "../model.js";
-import { normalizeEmail } from "../../keys/email-address.js";
+import { normalizeEmail } from "../../core/email-address.js";
 import { documentSchema } from "../../request-body/document-body.js";
 
 export const MAX_AUDIT_EVENTS = 10_000;
