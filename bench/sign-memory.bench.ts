@@ -6,7 +6,14 @@
  * as a multiple of the file size, and the time the request took. The file is
  * BENCH_SIGN_PAGES (300) pages of incompressible images, about 100 KB each;
  * a 1-page one for comparison. Each case runs on a fresh platform after a
- * warm-up, so one case's garbage does not count in the next:
+ * warm-up with 1-page documents, so one case's garbage does not count in the
+ * next; a large request is measured the first time and then AGAIN more times
+ * (their median), which are held to the goal of at most MEMORY_GOAL times the
+ * file: what one such request costs a running platform. The first time on an
+ * idle process counts more, once: V8's young generation grows to its working
+ * size (tens of MB, as under any sustained traffic) while the request's base64
+ * pieces pass through it, and stays that size (bench/README.md, "Resident
+ * memory of a large sign request"):
  *
  *   sign                 the whole request: body, worker, signer, answer
  *   sign, no page        certificate.enabled false: no certificate page
@@ -42,6 +49,10 @@ const IMAGE_BYTES = 100_000;
 const CONCURRENT = 10;
 const FLOOR_ROUNDS = 4;
 const FLOOR_GOAL = 1.25;
+/** Resident rise goal of one large request, as a multiple of the file. */
+const MEMORY_GOAL = 3;
+/** Requests measured after the first one on the same platform. */
+const AGAIN = 3;
 const MB = 1024 * 1024;
 
 /** POSTs a JSON body to the platform; anything but `status` is an error. */
@@ -54,6 +65,20 @@ async function post(platform: Platform, path: string, body: string, status = 200
 async function measure(platform: Platform, work: () => Promise<unknown>): Promise<ResidentRise> {
   await sleep(1000); // the warm-up's garbage collected, idle tasks done
   return residentRise(platform.process.pid, work);
+}
+
+/** A request's rise the first time on this platform, and the median of AGAIN more. */
+interface Rises {
+  first: ResidentRise;
+  again: ResidentRise;
+}
+
+async function measureRepeatedly(platform: Platform, work: () => Promise<unknown>): Promise<Rises> {
+  const first = await measure(platform, work);
+  const again: ResidentRise[] = [];
+  for (let i = 0; i < AGAIN; i++) again.push(await measure(platform, work));
+  again.sort((a, b) => a.rise - b.rise);
+  return { first, again: again[Math.floor(AGAIN / 2)]! };
 }
 
 async function withPlatform<T>(run: (platform: Platform) => Promise<T>): Promise<T> {
@@ -74,6 +99,13 @@ async function withPlatform<T>(run: (platform: Platform) => Promise<T>): Promise
 const format = (m: ResidentRise, fileBytes: number) =>
   `+${(m.rise / MB).toFixed(0).padStart(4)} MB  (${(m.rise / fileBytes).toFixed(1).padStart(5)}× the file)  ${(m.ms / 1000).toFixed(2).padStart(6)} s`;
 
+/** The later requests judged against MEMORY_GOAL; a miss is remembered for the exit code. */
+function formatRises(rises: Rises, fileBytes: number): string {
+  const ok = rises.again.rise / fileBytes <= MEMORY_GOAL;
+  if (!ok) process.exitCode = 1;
+  return `first ${format(rises.first, fileBytes)}; again ${format(rises.again, fileBytes)} ${ok ? "PASS" : "FAIL"}`;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "docservice-bench-sign-memory-"));
   try {
@@ -82,34 +114,36 @@ async function main(): Promise<void> {
     const pages = `${PAGES} pages`.padEnd(10);
     console.log(`POST /v1/sign, platform process resident high-water mark rise; ${PAGES} pages = ${(large.length / MB).toFixed(1)} MB, 1 page = ${(small.length / 1024).toFixed(0)} KB`);
 
-    for (const [label, pdf] of [["1 page", small], [`${PAGES} pages`, large]] as const) {
-      const body = JSON.stringify(signBody(pdf));
-      const file = join(dir, "signed.pdf");
-      const m = await withPlatform((platform) => measure(platform, async () => writeFileSync(file, signedPdfOf(await post(platform, "/v1/sign", body)))));
-      if (!(await pdfsig(file)).signatures[0]?.valid) throw new Error(`pdfsig does not accept the signed ${label} PDF`);
-      console.log(`  sign               ${label.padEnd(10)} ${format(m, pdf.length)}`);
-    }
+    const signedSmall = JSON.stringify(signBody(small));
+    const one = await withPlatform((platform) => measure(platform, () => post(platform, "/v1/sign", signedSmall)));
+    console.log(`  sign               1 page     ${format(one, small.length)}`);
+
+    console.log(`  ${PAGES} pages, the first request on a fresh platform, and the median of the ${AGAIN} after it (goal ≤ ${MEMORY_GOAL}× the file):`);
+    const signed = JSON.stringify(signBody(large));
+    const file = join(dir, "signed.pdf");
+    const sign = await withPlatform((platform) => measureRepeatedly(platform, async () => writeFileSync(file, signedPdfOf(await post(platform, "/v1/sign", signed)))));
+    if (!(await pdfsig(file)).signatures[0]?.valid) throw new Error(`pdfsig does not accept the signed ${PAGES}-page PDF`);
+    console.log(`  sign               ${formatRises(sign, large.length)}`);
 
     const noPage = JSON.stringify(signBody(large, { certificate: { enabled: false } }));
-    const m = await withPlatform((platform) => measure(platform, () => post(platform, "/v1/sign", noPage)));
-    console.log(`  sign, no page      ${pages} ${format(m, large.length)}`);
+    const m = await withPlatform((platform) => measureRepeatedly(platform, () => post(platform, "/v1/sign", noPage)));
+    console.log(`  sign, no page      ${formatRises(m, large.length)}`);
 
     const notPdf = JSON.stringify({ document: { base64: randomBytes(large.length).toString("base64") } });
-    const verify = await withPlatform((platform) => measure(platform, () => post(platform, "/v1/verify", notPdf, 422)));
-    console.log(`  verify, not a PDF  ${`${(large.length / MB).toFixed(0)} MB`.padEnd(10)} ${format(verify, large.length)}`);
+    const verify = await withPlatform((platform) => measureRepeatedly(platform, () => post(platform, "/v1/verify", notPdf, 422)));
+    console.log(`  verify, not a PDF  ${formatRises(verify, large.length)}`);
 
     const replayed = JSON.stringify(signBody(large, { eventId: "bench-replay" }));
     const replay = await withPlatform(async (platform) => {
       await post(platform, "/v1/sign", replayed);
-      return measure(platform, () => post(platform, "/v1/sign", replayed));
+      return measureRepeatedly(platform, () => post(platform, "/v1/sign", replayed));
     });
-    console.log(`  sign, replay       ${pages} ${format(replay, large.length)}`);
+    console.log(`  sign, replay       ${formatRises(replay, large.length)}`);
 
-    const body = JSON.stringify(signBody(large));
-    const many = await withPlatform((platform) => measure(platform, () => Promise.all(Array.from({ length: CONCURRENT }, () => post(platform, "/v1/sign", body)))));
+    const many = await withPlatform((platform) => measure(platform, () => Promise.all(Array.from({ length: CONCURRENT }, () => post(platform, "/v1/sign", signed)))));
     console.log(`  sign ×${CONCURRENT} at once   ${pages} peak ${(many.peak / MB).toFixed(0)} MB resident, ${format(many, CONCURRENT * large.length)} (of ten files)`);
 
-    const { platformMs, floorMs } = await againstFloor(body);
+    const { platformMs, floorMs } = await againstFloor(signed);
     const ratio = platformMs / floorMs;
     console.log(`POST /v1/sign ${pages}: ${platformMs.toFixed(0)} ms, the bare floor (decode, hash, encode only) ${floorMs.toFixed(0)} ms: ${ratio.toFixed(2)}× (goal ≤ ${FLOOR_GOAL}×, best of ${FLOOR_ROUNDS} rounds each)`);
     if (ratio > FLOOR_GOAL) process.exitCode = 1;
