@@ -183,9 +183,12 @@ describe("a single-node cluster", { skip: containers.ok ? false : containers.rea
       'echo "uid $(id -u) seccomp $(grep ^Seccomp: /proc/self/status | cut -f2)"',
       "nslookup -type=a kubernetes.default.svc.cluster.local",
       "nslookup -type=a web",
+      // kube-proxy programs a new Service's rules a moment after the API server has it; until then
+      // its ClusterIP, just freed by another test's Service, may still lead to that one's pods.
       // (Debian's static busybox wget crashes with -T.)
-      `echo "by IP: $(timeout 10 wget -q -O - http://${clusterIp}/)"`,
-      'echo "by name: $(timeout 10 wget -q -O - http://web.default.svc.cluster.local/)"',
+      `fetch() { for i in 1 2 3 4 5 6 7 8 9 10; do out="$(timeout 10 wget -q -O - "$1")"; case "$out" in hello*) break;; esac; sleep 1; done; echo "$out"; }`,
+      `echo "by IP: $(fetch http://${clusterIp}/)"`,
+      'echo "by name: $(fetch http://web.default.svc.cluster.local/)"',
     ].join("; "), true));
     await k(["wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/client", "--timeout=60s"]);
     const logs = await k(["logs", "client"]);
