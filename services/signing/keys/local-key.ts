@@ -10,13 +10,13 @@ import {
   X509Certificate,
   createPrivateKey,
   generateKeyPair,
-  randomBytes,
   sign as cryptoSign,
   type KeyObject,
 } from "node:crypto";
-import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import forge from "node-forge";
+import { temporaryPath, writeAtomically } from "../../core/atomic-file.js";
 import { readCertificate } from "../cms/asn1.js";
 import { createSelfSignedCertificate } from "./self-signed-certificate.js";
 import type { KeyAlgorithm, SigningKey } from "./signing-key.js";
@@ -308,10 +308,6 @@ async function readIfExists(path: string): Promise<string | undefined> {
   }
 }
 
-function temporaryPath(path: string): string {
-  return `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-}
-
 /** Writes a complete file at `path` unless one exists; false if it existed. */
 async function createExclusively(path: string, contents: string, mode: number): Promise<boolean> {
   const temporary = temporaryPath(path);
@@ -337,17 +333,5 @@ async function createExclusively(path: string, contents: string, mode: number): 
     throw error;
   } finally {
     await unlink(temporary).catch(() => undefined);
-  }
-}
-
-async function writeAtomically(path: string, contents: string, mode: number): Promise<void> {
-  const temporary = temporaryPath(path);
-  await writeFile(temporary, contents, { mode, flag: "wx" });
-  try {
-    await chmod(temporary, mode);
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
   }
 }

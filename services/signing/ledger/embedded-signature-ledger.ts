@@ -1,8 +1,9 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { open, type RootDatabase } from "lmdb";
+import { writeAtomically } from "../../core/atomic-file.js";
 import type { Claim, SignatureLedger } from "./signature-ledger.js";
 
 interface Entry {
@@ -57,16 +58,7 @@ export class EmbeddedSignatureLedger implements SignatureLedger {
 
   async complete(scope: string, eventId: string, requestHash: string, document: Buffer, ttlMs: number): Promise<void> {
     const key = entryKey(scope, eventId);
-    const file = this.documentFile(key);
-    // a whole file or none: a replay never reads a document half written
-    const partial = `${file}.${randomUUID()}.partial`;
-    try {
-      await writeFile(partial, document);
-      await rename(partial, file);
-    } catch (error) {
-      await rm(partial, { force: true });
-      throw error;
-    }
+    await writeAtomically(this.documentFile(key), document);
     await this.db.put(key, { hash: requestHash, expiresAt: this.now() + ttlMs, signed: true });
   }
 

@@ -7,6 +7,7 @@
 import { X509Certificate } from "node:crypto";
 import forge from "node-forge";
 import { OID, toDer, type Asn1 } from "../cms/asn1.js";
+import { firstDerElement } from "../cms/der-elements.js";
 import { attributes, items, octetBytes, oidOf } from "./asn1-nodes.js";
 import { SignatureProblem } from "./signature-problem.js";
 
@@ -33,13 +34,11 @@ export interface SignedData {
 /** Length of the DER element at the start of /Contents (the rest is zero padding). */
 export function cmsLength(contents: Buffer): number {
   if (contents.length < 2 || contents[0] !== 0x30) throw new SignatureProblem("its /Contents does not hold a CMS signature");
-  const first = contents[1]!;
-  if (first < 0x80) return 2 + first;
-  const count = first & 0x7f;
-  if (count === 0 || count > 4 || contents.length < 2 + count) throw new SignatureProblem("its /Contents holds a malformed CMS signature");
-  const total = 2 + count + contents.subarray(2, 2 + count).readUIntBE(0, count);
-  if (total > contents.length) throw new SignatureProblem("its /Contents holds a truncated CMS signature");
-  return total;
+  try {
+    return firstDerElement(contents, "CMS signature").length;
+  } catch {
+    throw new SignatureProblem("its /Contents holds a malformed or truncated CMS signature");
+  }
 }
 
 /** A document timestamp (SubFilter ETSI.RFC3161): its content is the TSTInfo. */
