@@ -14,9 +14,9 @@
  *          signer under RSA CAs, OCSP responders, CRLs) and TSA (test/support/tsa.ts: openssl per
  *          token), served on loopback by a child process; the revocation source configured as the
  *          platform configures it (answers cached 5 min, the root known). The same signer as a
- *          local key (node:crypto, signing in the calling thread as a signing worker
- *          does with a local key) and imported into SoftHSM2 (PKCS#11, one session; a worker asks the
- *          service's thread, which holds the session pool).
+ *          local key and imported into SoftHSM2, each opened as a signing worker opens it and
+ *          signing synchronously in the calling thread as a worker does (node:crypto; PKCS#11
+ *          C_Sign on the worker's own session).
  *   naive  PDFDocument.load → a pdf-lib page with the same audit text in Helvetica →
  *          pdflibAddPlaceholder → save → a fresh P12Signer (single-use; node-forge's pure-JS RSA
  *          and SHA-256) → signpdf.sign, with the same key: B-B only, the anchor for every row.
@@ -51,7 +51,8 @@ import { SignPdf } from "@signpdf/signpdf";
 import forge from "node-forge";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { summarizeEvent } from "../services/signing/certificate-page/certificate-page.js";
-import { loadLocalKeyFromFiles, signingInThisThread } from "../services/signing/keys/local-key.js";
+import { loadLocalKeyFromFiles } from "../services/signing/keys/local-key.js";
+import { openKeyInThisThread } from "../services/signing/keys/key-in-this-thread.js";
 import { openPkcs11Key } from "../services/signing/keys/pkcs11/pkcs11-key.js";
 import type { SigningKey } from "../services/signing/keys/signing-key.js";
 import { RevocationSource } from "../services/signing/ltv/revocation.js";
@@ -418,9 +419,13 @@ async function main(): Promise<void> {
     await importIntoSoftHsm(token, servers.signer, { label: "bench-signer", id: "b1" });
     const local = await localKey(servers.signer);
     keys.push(local);
-    const localInWorker = signingInThisThread(local.privateKey!, local);
     const hsm = await openPkcs11Key({ modulePath: token.modulePath, tokenLabel: token.tokenLabel, pin: token.userPin, keyLabel: "bench-signer", poolSize: 1 });
     keys.push(hsm);
+    // each key as a signing worker opens it in its own thread
+    const noSessionOwner = { opened() {}, ended() {} };
+    const localInWorker = await openKeyInThisThread(local.keyForWorkers(), noSessionOwner);
+    const hsmInWorker = await openKeyInThisThread(hsm.keyForWorkers(), noSessionOwner);
+    keys.push(hsmInWorker);
     const services = signingServices(servers);
 
     const small = await noisePdf(1, IMAGE_BYTES);
@@ -430,7 +435,7 @@ async function main(): Promise<void> {
     console.log(`Input: 1 page = ${(small.length / 1024).toFixed(0)} KB, ${PAGES} pages = ${(large.length / MB).toFixed(1)} MB (incompressible images); RSA-2048 signer of an RSA test PKI`);
 
     const rows: Row[] = SIGNATURE_LEVELS.flatMap((level) =>
-      (["local", "softhsm"] as const).map((key) => ({ name: `ours ${level} ${key}`, level, key, pipeline: ourPipeline(key === "local" ? localInWorker : hsm, level, services) })),
+      (["local", "softhsm"] as const).map((key) => ({ name: `ours ${level} ${key}`, level, key, pipeline: ourPipeline(key === "local" ? localInWorker : hsmInWorker, level, services) })),
     );
     const naive: Row = { name: "naive B-B p12", level: "B-B", pipeline: naivePipeline(p12Of(servers.signer), new X509Certificate(local.certificateDer)) };
 
@@ -465,7 +470,7 @@ async function main(): Promise<void> {
     // the naive pipeline's time over ours, round by round: both measured within seconds of each other
     const pairedSpeedups: Record<string, number> = {};
     for (const row of rows) pairedSpeedups[row.name] = median(smallRounds.get(row)!.map((ms, round) => smallRounds.get(naive)![round]! / ms));
-    const signatureMs = { local: await rawSignatureMs(localInWorker), softhsm: await rawSignatureMs(hsm) };
+    const signatureMs = { local: await rawSignatureMs(localInWorker), softhsm: await rawSignatureMs(hsmInWorker) };
 
     await check(`${PAGES}p`, large);
     console.log(

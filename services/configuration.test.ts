@@ -86,7 +86,7 @@ describe("loadConfig defaults", () => {
       pkcs11KeyLabel: undefined,
       pkcs11PinFile: undefined,
       pkcs11Pin: undefined,
-      pkcs11Sessions: Math.max(4, 2 * availableParallelism()),
+      pkcs11Sessions: 4,
       signingWorkers: availableParallelism(),
       signingQueueLimit: 64,
       signingMaxBytes: 25 * 1024 * 1024,

@@ -18,9 +18,9 @@ export const SIGNING_VARIABLES = {
   pkcs11Pin: secret("PKCS11_PIN", optionalText, "PKCS#11 backend: the user PIN itself, when no PIN file is used. Never logged."),
   pkcs11Sessions: variable(
     "PKCS11_SESSIONS",
-    z.union([z.literal("auto").transform(() => Math.max(4, 2 * availableParallelism())), z.coerce.number().int().min(1).max(256)]),
+    z.union([z.literal("auto").transform(() => libuvThreadPoolSize()), z.coerce.number().int().min(1).max(256)]),
     "auto",
-    "PKCS#11 sessions kept open (signatures on the token at once); auto is twice the cores, at least 4.",
+    "PKCS#11 sessions each signing worker may open. A token that answers fast (SoftHSM2, a PCIe HSM) is signed with synchronously, one session per worker; while one answers slowly (a network HSM), signatures go through libuv's thread pool, this many at once per worker. auto is that pool's size (UV_THREADPOOL_SIZE, default 4).",
   ),
   signingWorkers: variable(
     "SIGNING_WORKERS",
@@ -46,3 +46,9 @@ export const SIGNING_VARIABLES = {
 };
 
 export type SigningConfig = ConfigOf<typeof SIGNING_VARIABLES>;
+
+/** Threads in libuv's pool, where slow tokens' signatures run: more sessions than that only queue. */
+function libuvThreadPoolSize(): number {
+  const size = Number(process.env.UV_THREADPOOL_SIZE);
+  return Number.isInteger(size) && size > 0 ? size : 4;
+}

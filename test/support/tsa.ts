@@ -32,6 +32,8 @@ export interface TsaMisbehaviour {
    * match, and its imprint only if the same signature value was asked for.
    */
   replay?: boolean;
+  /** End the connection without answering, for this many requests (then answer as the rest says). */
+  hangUps?: number;
   /** Refuse the request: OpenSSL replies PKIStatus rejection (badAlg) from a config that accepts only SHA-512. */
   reject?: boolean;
 }
@@ -105,6 +107,11 @@ export async function startTestTsa(options: TestTsaOptions = {}): Promise<TestTs
     for await (const chunk of request) chunks.push(chunk as Buffer);
     requests++;
     const current = misbehaviour;
+    if (current.hangUps) {
+      current.hangUps--;
+      request.socket.destroy();
+      return;
+    }
     if (current.delayMs) await sleep(current.delayMs, undefined, { signal: stopping.signal });
     if (current.httpStatus) {
       response.writeHead(current.httpStatus).end();

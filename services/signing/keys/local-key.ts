@@ -19,7 +19,7 @@ import forge from "node-forge";
 import { temporaryPath, writeAtomically } from "../../core/atomic-file.js";
 import { readCertificate } from "../cms/asn1.js";
 import { createSelfSignedCertificate } from "./self-signed-certificate.js";
-import type { KeyAlgorithm, SigningKey } from "./signing-key.js";
+import type { KeyAlgorithm, SigningKey, WorkerKey } from "./signing-key.js";
 
 /** File names inside the directory given to {@link loadOrCreateLocalKey}. */
 export const LOCAL_KEY_FILE = "signing-key.pem";
@@ -121,8 +121,9 @@ class LocalSigningKey implements SigningKey {
     this.#privateKey = privateKey;
   }
 
-  get privateKey(): KeyObject | undefined {
-    return this.#privateKey;
+  keyForWorkers(): WorkerKey {
+    if (this.#privateKey === undefined) throw new Error("the signing key is closed");
+    return localWorkerKey(this.#privateKey, this);
   }
 
   sign(data: Buffer): Promise<Buffer> {
@@ -152,7 +153,7 @@ export function signingInThisThread(privateKey: KeyObject, parts: Pick<SigningKe
     algorithm: parts.algorithm,
     certificateDer: parts.certificateDer,
     chainDer: parts.chainDer,
-    privateKey,
+    keyForWorkers: () => localWorkerKey(privateKey, parts),
     sign(data) {
       try {
         return Promise.resolve(cryptoSign("sha256", data, signOptions(privateKey)));
@@ -162,6 +163,10 @@ export function signingInThisThread(privateKey: KeyObject, parts: Pick<SigningKe
     },
     close: async () => {},
   };
+}
+
+function localWorkerKey(privateKey: KeyObject, parts: Pick<SigningKey, "algorithm" | "certificateDer" | "chainDer">): WorkerKey {
+  return { kind: "local", privateKey, algorithm: parts.algorithm, certificateDer: parts.certificateDer, chainDer: parts.chainDer };
 }
 
 function assembleKey(privateKey: KeyObject, certificateDers: Buffer[], source: string): SigningKey {

@@ -1,4 +1,5 @@
 import type { KeyObject } from "node:crypto";
+import type { Pkcs11KeySettings } from "./pkcs11/settings.js";
 
 /** Key algorithms the signing service supports. */
 export type KeyAlgorithm = "RSA-2048" | "RSA-3072" | "ECDSA-P256";
@@ -20,10 +21,21 @@ export interface SigningKey {
    */
   sign(data: Buffer): Promise<Buffer>;
   /**
-   * The private key itself when this process holds it (a local key file), for
-   * the signing worker threads of this process to sign with in their own
-   * thread; absent for a key on a token.
+   * What a signing worker thread needs to open this same key and sign in its
+   * own thread: the private key when this process holds it (a local key
+   * file), the token's settings, PIN included, for a key on a token. Cloned
+   * to the thread; never to be logged.
    */
-  readonly privateKey?: KeyObject;
+  keyForWorkers(): WorkerKey;
+  /**
+   * Closes the token sessions a worker thread opened on this key and left open
+   * when it ended (sessions belong to the process, not the thread).
+   */
+  closeSessionsLeftBy?(handles: Iterable<Buffer>): void;
   close(): Promise<void>;
 }
+
+/** A signing key as it is handed to a worker thread (see {@link SigningKey.keyForWorkers}). */
+export type WorkerKey =
+  | { kind: "local"; privateKey: KeyObject; algorithm: KeyAlgorithm; certificateDer: Buffer; chainDer: Buffer[] }
+  | { kind: "pkcs11"; settings: Pkcs11KeySettings };

@@ -123,6 +123,18 @@ describe("TimestampAuthority", () => {
     await unavailable(closed.requestTimestampToken(Buffer.from("x")), /cannot be reached \(ECONNREFUSED\)/);
   });
 
+  test("a connection dropped before the answer is asked again once; dropped twice, the request fails", async () => {
+    const before = tsa.requests;
+    tsa.misbehave({ hangUps: 1 });
+    const token = await client.requestTimestampToken(Buffer.from("dropped once"));
+    assert.ok(token.length > 0);
+    assert.equal(tsa.requests - before, 2);
+
+    tsa.misbehave({ hangUps: 2 });
+    await unavailable(client.requestTimestampToken(Buffer.from("dropped twice")), /cannot be reached \((UND_ERR_SOCKET|ECONNRESET)\)/);
+    assert.equal(tsa.requests - before, 4);
+  });
+
   test("only http: and https: URLs", () => {
     assert.throws(() => new TimestampAuthority({ url: "ftp://tsa.example/" }), TypeError);
     assert.throws(() => new TimestampAuthority({ url: tsa.url, timeoutMs: 0 }), RangeError);

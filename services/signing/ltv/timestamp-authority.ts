@@ -136,17 +136,24 @@ export class TimestampAuthority {
   }
 
   private async post(request: Buffer): Promise<Buffer> {
+    // covers connecting, the headers and (below) reading the body, a second attempt included
+    const signal = AbortSignal.timeout(this.timeoutMs);
     let response: Response;
-    try {
-      response = await fetch(this.url, {
-        method: "POST",
-        headers: { "Content-Type": "application/timestamp-query", Accept: "application/timestamp-reply" },
-        body: request,
-        // covers connecting, the headers and (below) reading the body
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (error) {
-      throw this.failure(describeFetchError(error, this.timeoutMs), error);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        response = await fetch(this.url, {
+          method: "POST",
+          headers: { "Content-Type": "application/timestamp-query", Accept: "application/timestamp-reply" },
+          body: request,
+          signal,
+        });
+        break;
+      } catch (error) {
+        // A kept-alive connection the TSA closed while idle fails the request sent on it before any
+        // answer; asking again (a new connection) is safe: a timestamp request changes nothing.
+        if (attempt === 1 && !signal.aborted && connectionDropped(error)) continue;
+        throw this.failure(describeFetchError(error, this.timeoutMs), error);
+      }
     }
     if (response.status !== 200) {
       await response.body?.cancel().catch(() => undefined);
@@ -304,6 +311,12 @@ async function readLimited(response: Response, limit: number): Promise<Buffer | 
     chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks);
+}
+
+/** The connection ended under the request before an answer (undici's "other side closed", a reset). */
+function connectionDropped(error: unknown): boolean {
+  const code = (error as { cause?: { code?: string } } | undefined)?.cause?.code;
+  return code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "EPIPE";
 }
 
 function describeFetchError(error: unknown, timeoutMs: number): string {

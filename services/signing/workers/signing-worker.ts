@@ -1,19 +1,17 @@
 /**
  * A signing worker thread: loads, extends, saves and signs PDFs, and verifies
- * them, off the service's event loop. A local key is here too, and signs in
- * this thread; a token's key is not: each raw signature is then asked of the
- * parent, which holds it (a PKCS#11 session pool cannot be shared across
- * threads).
+ * them, off the service's event loop. It opens the service's key in this
+ * thread (keys/key-in-this-thread.ts) and signs with it here.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { verifyPdfSignatures } from "../pdf/pdf-verifier.js";
-import { signingInThisThread } from "../keys/local-key.js";
-import type { SigningKey } from "../keys/signing-key.js";
+import { openKeyInThisThread } from "../keys/key-in-this-thread.js";
+import type { SigningKey, WorkerKey } from "../keys/signing-key.js";
 import { runSigningJob } from "./signing-job.js";
 import { extendArchive } from "../ltv/archive-extension.js";
 import { RevocationSource } from "../ltv/revocation.js";
 import { TimestampAuthority } from "../ltv/timestamp-authority.js";
-import { deserializeError, serializeError } from "../../core/thread-errors.js";
+import { serializeError } from "../../core/thread-errors.js";
 import { asBuffer, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 const port = parentPort!;
@@ -22,35 +20,37 @@ const setup = (workerData as { data: WorkerSetup }).data;
 const trustedRootsDer = setup.trustedRootsDer.length > 0 ? setup.trustedRootsDer.map(asBuffer) : undefined;
 const timestampAuthority = setup.timestampAuthority && new TimestampAuthority(setup.timestampAuthority);
 const revocation = new RevocationSource(setup.revocation);
-const pendingSignatures = new Map<number, { resolve(signature: Buffer): void; reject(error: Error): void }>();
-let nextCallId = 1;
 
 const post = (message: FromWorker, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
-const certificates = { algorithm: setup.algorithm, certificateDer: asBuffer(setup.certificateDer), chainDer: setup.chainDer.map(asBuffer) };
-const localKey = setup.privateKey && signingInThisThread(setup.privateKey, certificates);
+const sessions = {
+  opened: (handle: Buffer) => post({ type: "session", handle: new Uint8Array(handle), open: true }),
+  ended: (handle: Buffer) => post({ type: "session", handle: new Uint8Array(handle), open: false }),
+};
+let key: Promise<SigningKey> | undefined;
 
-/** The key as seen from this thread: the local key, or certificates here and signatures from the parent. */
-function keyForTask(taskId: number): SigningKey {
-  if (localKey) return localKey;
-  return {
-    ...certificates,
-    sign(data) {
-      const callId = nextCallId++;
-      return new Promise((resolve, reject) => {
-        pendingSignatures.set(callId, { resolve, reject });
-        post({ type: "sign", taskId, callId, data });
-      });
-    },
-    close: async () => {},
-  };
+/** The key as the structured clone delivers it, its certificates made Buffers again. */
+function received(key: WorkerKey): WorkerKey {
+  if (key.kind === "local") return { ...key, certificateDer: asBuffer(key.certificateDer), chainDer: key.chainDer.map(asBuffer) };
+  return { ...key, settings: { ...key.settings, chainDer: key.settings.chainDer?.map(asBuffer) } };
 }
+
+/** The key, opened in this thread at the first need; a failed opening is tried again at the next. */
+function signingKey(): Promise<SigningKey> {
+  key ??= openKeyInThisThread(received(setup.key), sessions).catch((error: unknown) => {
+    key = undefined;
+    throw error;
+  });
+  return key;
+}
+// opened now, so the first document does not wait for it (a failure waits for that document)
+signingKey().catch(() => {});
 
 async function run(taskId: number, task: Task): Promise<void> {
   try {
     if (task.kind === "sign") {
       // the task's PDF is this thread's: moved here, or copied by the structured clone
-      const signed = await runSigningJob(task.job, keyForTask(taskId), { timestampAuthority, revocation }, { ownsPdf: true });
+      const signed = await runSigningJob(task.job, await signingKey(), { timestampAuthority, revocation }, { ownsPdf: true });
       post({ type: "done", taskId, signed }, transferList(signed));
     } else if (task.kind === "extend") {
       const signed = await extendArchive(asBuffer(task.pdf), { timestampAuthority, revocation }, { ownsPdf: true });
@@ -64,14 +64,4 @@ async function run(taskId: number, task: Task): Promise<void> {
   }
 }
 
-port.on("message", (message: ToWorker) => {
-  if (message.type === "task") {
-    void run(message.taskId, message.task);
-    return;
-  }
-  const pending = pendingSignatures.get(message.callId);
-  pendingSignatures.delete(message.callId);
-  if (!pending) return;
-  if (message.signature) pending.resolve(asBuffer(message.signature));
-  else pending.reject(deserializeError(message.error!));
-});
+port.on("message", (message: ToWorker) => void run(message.taskId, message.task));

@@ -4,10 +4,9 @@ import { ServiceError } from "../../core/errors.js";
 import type { RevocationSourceOptions } from "../ltv/revocation.js";
 import type { Logger } from "../../core/logger.js";
 import type { PdfVerification } from "../pdf/pdf-verifier.js";
-import { Pkcs11KeyError } from "../keys/pkcs11/pkcs11-key.js";
 import type { SigningJob } from "./signing-job.js";
 import type { SigningKey } from "../keys/signing-key.js";
-import { deserializeError, serializeError } from "../../core/thread-errors.js";
+import { deserializeError } from "../../core/thread-errors.js";
 import { asBuffer, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 export interface SigningWorkersOptions {
@@ -30,6 +29,8 @@ interface PooledWorker {
   thread: Worker;
   inFlight: number;
   startedAt: number;
+  /** Token sessions its key holds open, by handle (hex): closed here when the thread ends. */
+  sessions: Map<string, Buffer>;
 }
 
 /** A worker that dies sooner than this after starting is restarted after {@link RESTART_DELAY_MS}, not at once. */
@@ -38,12 +39,12 @@ const RESTART_DELAY_MS = 1000;
 
 /**
  * Worker threads that sign and verify PDFs, so PDF parsing, page layout and
- * serialisation use every core and never stall the event loop. A local key
- * goes to the workers, which sign with it in their own thread; a token's key
- * stays on this thread: a worker sends the bytes to sign here, `key.sign` runs
- * here (a PKCS#11 session pool, asynchronous), the signature goes back. A task goes to the least busy worker; a worker that dies fails
- * its tasks with INTERNAL and is replaced (after a pause when it died young,
- * so a worker that cannot start does not spin).
+ * serialisation use every core and never stall the event loop. Each opens the
+ * key in its own thread (the local key, or its own session on the token) and
+ * signs there. A task goes to the least busy worker; a worker that dies fails
+ * its tasks with INTERNAL, the token sessions it left open are closed, and it
+ * is replaced (after a pause when it died young, so a worker that cannot
+ * start does not spin).
  */
 export class SigningWorkers {
   private readonly workers: PooledWorker[] = [];
@@ -79,7 +80,12 @@ export class SigningWorkers {
 
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.workers.map((worker) => worker.thread.terminate()));
+    await Promise.all(
+      this.workers.map(async (worker) => {
+        await worker.thread.terminate();
+        this.closeSessionsOf(worker);
+      }),
+    );
   }
 
   private run(task: Task): Promise<Extract<FromWorker, { type: "done" }>> {
@@ -100,15 +106,12 @@ export class SigningWorkers {
 
   private spawn(): PooledWorker {
     const setup: WorkerSetup = {
-      algorithm: this.key.algorithm,
-      privateKey: this.key.privateKey,
-      certificateDer: this.key.certificateDer,
-      chainDer: this.key.chainDer,
+      key: this.key.keyForWorkers(),
       trustedRootsDer: this.options.trustedRootsDer,
       timestampAuthority: this.options.timestampAuthority,
       revocation: this.options.revocation,
     };
-    const worker: PooledWorker = { thread: startTypeScriptWorker("./signing-worker.js", import.meta.url, setup), inFlight: 0, startedAt: Date.now() };
+    const worker: PooledWorker = { thread: startTypeScriptWorker("./signing-worker.js", import.meta.url, setup), inFlight: 0, startedAt: Date.now(), sessions: new Map() };
     worker.thread.on("message", (message: FromWorker) => this.onMessage(worker, message));
     worker.thread.on("error", (error) => this.replace(worker, error));
     worker.thread.on("exit", (code) => this.replace(worker, new Error(`signing worker exited with code ${code}`)));
@@ -117,8 +120,10 @@ export class SigningWorkers {
   }
 
   private onMessage(worker: PooledWorker, message: FromWorker): void {
-    if (message.type === "sign") {
-      void this.signFor(worker, message.callId, asBuffer(message.data));
+    if (message.type === "session") {
+      const handle = asBuffer(message.handle);
+      if (message.open) worker.sessions.set(handle.toString("hex"), handle);
+      else worker.sessions.delete(handle.toString("hex"));
       return;
     }
     const task = this.pending.get(message.taskId);
@@ -126,27 +131,25 @@ export class SigningWorkers {
     this.pending.delete(message.taskId);
     worker.inFlight--;
     if (message.type === "done") return task.resolve(message);
-    const error = deserializeError(message.error);
-    if (!(error instanceof ServiceError)) this.logger.error({ err: error }, "signing task failed");
-    task.reject(error);
+    task.reject(this.failure(deserializeError(message.error)));
   }
 
-  private async signFor(worker: PooledWorker, callId: number, data: Buffer): Promise<void> {
-    let reply: ToWorker;
-    try {
-      const signature = await this.key.sign(data);
-      reply = { type: "signature", callId, signature };
-    } catch (error) {
-      reply = { type: "signature", callId, error: serializeError(this.keyFailure(error)) };
+  /** The HSM's own words and an internal error's go to the log; the caller learns the key is unavailable, or of an internal error. */
+  private failure(error: Error): Error {
+    if (error instanceof ServiceError) return error;
+    if (error.name === "Pkcs11KeyError") {
+      this.logger.error({ err: error.message }, "the signing key failed");
+      return new ServiceError("UNAVAILABLE", "The signing key (HSM) is unavailable; try again shortly.", { retryAfterSeconds: 5 });
     }
-    worker.thread.postMessage(reply);
+    this.logger.error({ err: error }, "signing task failed");
+    return error;
   }
 
-  /** The HSM's own words go to the log; the caller learns the key is unavailable. */
-  private keyFailure(error: unknown): unknown {
-    if (!(error instanceof Pkcs11KeyError)) return error;
-    this.logger.error({ err: error.message }, "the signing key failed");
-    return new ServiceError("UNAVAILABLE", "The signing key (HSM) is unavailable; try again shortly.", { retryAfterSeconds: 5 });
+  /** Sessions belong to the process: those a thread's key left open stay open after the thread, unless closed here. */
+  private closeSessionsOf(worker: PooledWorker): void {
+    if (worker.sessions.size === 0) return;
+    this.key.closeSessionsLeftBy?.(worker.sessions.values());
+    worker.sessions.clear();
   }
 
   private replace(worker: PooledWorker, reason: Error): void {
@@ -158,7 +161,7 @@ export class SigningWorkers {
       this.pending.delete(taskId);
       task.reject(new ServiceError("INTERNAL", "The signing worker failed; try again.", { cause: reason }));
     }
-    void worker.thread.terminate();
+    void worker.thread.terminate().then(() => this.closeSessionsOf(worker));
     this.workers.splice(index, 1);
     const delay = Date.now() - worker.startedAt < EARLY_DEATH_MS ? RESTART_DELAY_MS : 0;
     setTimeout(() => {

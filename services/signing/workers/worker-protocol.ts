@@ -1,19 +1,14 @@
-import type { KeyObject } from "node:crypto";
 import type { SerializedError } from "../../core/thread-errors.js";
 import type { PdfVerification } from "../pdf/pdf-verifier.js";
 import type { RevocationSourceOptions } from "../ltv/revocation.js";
-import type { KeyAlgorithm } from "../keys/signing-key.js";
+import type { WorkerKey } from "../keys/signing-key.js";
 import type { SigningJob } from "./signing-job.js";
 
 /** The messages between the signing service and its worker threads. */
 
-/** What a worker needs to build signatures: the key's certificates, and the key itself when this process holds it. */
+/** What a worker needs to build signatures: the key to open in its own thread, and where to check and timestamp. */
 export interface WorkerSetup {
-  algorithm: KeyAlgorithm;
-  /** A local key, signed with in the worker; without it, each raw signature is asked of the parent. */
-  privateKey?: KeyObject;
-  certificateDer: Uint8Array;
-  chainDer: Uint8Array[];
+  key: WorkerKey;
   trustedRootsDer: Uint8Array[];
   /** Set: every signature is timestamped by this RFC 3161 authority. */
   timestampAuthority?: { url: string; timeoutMs: number };
@@ -23,14 +18,13 @@ export interface WorkerSetup {
 
 export type Task = { kind: "sign"; job: SigningJob } | { kind: "verify"; pdf: Uint8Array } | { kind: "extend"; pdf: Uint8Array };
 
-export type ToWorker =
-  | { type: "task"; taskId: number; task: Task }
-  | { type: "signature"; callId: number; signature?: Uint8Array; error?: SerializedError };
+export type ToWorker = { type: "task"; taskId: number; task: Task };
 
 export type FromWorker =
   | { type: "done"; taskId: number; signed?: Uint8Array; verification?: PdfVerification }
   | { type: "failed"; taskId: number; error: SerializedError }
-  | { type: "sign"; taskId: number; callId: number; data: Uint8Array };
+  /** A token session the worker's key opened (`open`) or ended: left open when the worker ends, the parent closes it. */
+  | { type: "session"; handle: Uint8Array; open: boolean };
 
 /**
  * The transfer list for posting `bytes` to another thread: their ArrayBuffer

@@ -13,7 +13,14 @@
  *   of `poolSize` sessions: each signature checks one out and returns it.
  *   Signing runs in libuv's thread pool (C_SignAsync), which has 4 threads
  *   unless UV_THREADPOOL_SIZE says otherwise, shared with fs, dns, zlib and
- *   crypto: a pool larger than that only adds queueing.
+ *   crypto: a pool larger than that only adds queueing. A key opened
+ *   `inThisThread` (a signing worker's own) signs with C_Sign in that thread
+ *   instead while the token answers fast, and through the pool while it is
+ *   slow (signature-latency.ts).
+ * - Sessions belong to the process, not to the thread that opened them: a
+ *   worker thread that ends without closing its sessions leaves them open, so
+ *   such a key tells `sessions` of each session it opens and ends, and the
+ *   parent closes what is left ({@link Pkcs11Key.closeSessionsLeftBy}).
  * - A lost session, login, key handle or token (the token was removed and put
  *   back, the sessions were closed, the module was finalised by another user
  *   in the process) makes the key reconnect: find the token again, drop the
@@ -27,26 +34,27 @@ import pkcs11js from "pkcs11js";
 import { ecdsaRawToDer } from "./ecdsa.js";
 import { Pkcs11KeyError, isRecoverable, isSessionGone, pkcs11Failure, reasonOf, returnValueOf } from "./errors.js";
 import { acquireModule, type ModuleLease, type Pkcs11 } from "./module.js";
-import type { KeyAlgorithm, SigningKey } from "../signing-key.js";
+import { SignatureLatency } from "./signature-latency.js";
+import type { KeyAlgorithm, SigningKey, WorkerKey } from "../signing-key.js";
+import type { Pkcs11KeySettings } from "./settings.js";
 
 export { Pkcs11KeyError } from "./errors.js";
-
-export interface Pkcs11KeySettings {
-  /** Path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so. */
-  modulePath: string;
-  /** CKA_LABEL of the token (trailing blanks ignored). */
-  tokenLabel: string;
-  /** The user PIN. Never logged, never in an error message. */
-  pin: string;
-  /** CKA_LABEL of the private key. Its certificate has the same label, or the key's CKA_ID. */
-  keyLabel: string;
-  /** Sessions kept open: how many signatures run on the token at once. */
-  poolSize: number;
-  /** Certificates above the signing certificate, issuer first, DER. Default: none. */
-  chainDer?: Buffer[];
-}
+export type { Pkcs11KeySettings } from "./settings.js";
 
 type Handle = Buffer;
+
+/** Told of each session a key opens, and of each it closes or finds gone. */
+export interface SessionObserver {
+  opened(handle: Handle): void;
+  ended(handle: Handle): void;
+}
+
+export interface Pkcs11KeyOptions {
+  /** Sign with C_Sign in the calling thread, not in libuv's thread pool, while the token answers fast: for a thread with little else to do meanwhile. */
+  inThisThread?: boolean;
+  sessions?: SessionObserver;
+}
+
 type Mechanism = Parameters<Pkcs11["C_SignInit"]>[1];
 
 interface Session {
@@ -68,6 +76,7 @@ interface Place {
   modulePath: string;
   tokenLabel: string;
   keyLabel: string;
+  sessions?: SessionObserver;
 }
 
 // CK_STATE values (pkcs11js exports no CKS_* constants).
@@ -78,8 +87,8 @@ const P256_EC_PARAMS = Buffer.from("06082a8648ce3d030107", "hex");
 const SELF_TEST_DATA = Buffer.from("DocService PKCS#11 key self-test");
 
 /** Opens the key, checks that its certificate matches it (one test signature) and returns it. */
-export function openPkcs11Key(settings: Pkcs11KeySettings): Promise<Pkcs11Key> {
-  return Pkcs11Key.open(settings);
+export function openPkcs11Key(settings: Pkcs11KeySettings, options: Pkcs11KeyOptions = {}): Promise<Pkcs11Key> {
+  return Pkcs11Key.open(settings, options);
 }
 
 export class Pkcs11Key implements SigningKey {
@@ -90,7 +99,9 @@ export class Pkcs11Key implements SigningKey {
   readonly keyLabel: string;
   readonly poolSize: number;
 
-  readonly #pin: string;
+  readonly #settings: Pkcs11KeySettings;
+  /** Set in a key opened `inThisThread`: when to sign synchronously. */
+  readonly #latency: SignatureLatency | undefined;
   readonly #lease: ModuleLease;
   readonly #place: Place;
   readonly #mechanism: Mechanism;
@@ -107,7 +118,7 @@ export class Pkcs11Key implements SigningKey {
   #closing: Promise<void> | undefined;
   #drained: (() => void) | undefined;
 
-  static async open(settings: Pkcs11KeySettings): Promise<Pkcs11Key> {
+  static async open(settings: Pkcs11KeySettings, options: Pkcs11KeyOptions = {}): Promise<Pkcs11Key> {
     validate(settings);
     const lease = acquireModule(settings.modulePath);
     const place: Place = {
@@ -115,6 +126,7 @@ export class Pkcs11Key implements SigningKey {
       modulePath: settings.modulePath,
       tokenLabel: settings.tokenLabel,
       keyLabel: settings.keyLabel,
+      sessions: options.sessions,
     };
     let session: Handle | undefined;
     let key: Pkcs11Key | undefined;
@@ -124,12 +136,12 @@ export class Pkcs11Key implements SigningKey {
       const keyHandle = findKey(place, session);
       const info = readKeyInfo(place, session, keyHandle);
       const certificateDer = readCertificate(place, session, info);
-      key = new Pkcs11Key(settings, lease, place, { slot, keyHandle, session, info, certificateDer });
+      key = new Pkcs11Key(settings, options, lease, place, { slot, keyHandle, session, info, certificateDer });
       session = undefined; // the key's now
       await key.#selfTest();
       return key;
     } catch (error) {
-      if (session) closeQuietly(place.pkcs11, session);
+      if (session) closeQuietly(place, session);
       if (key) await key.close();
       lease.release();
       throw error;
@@ -138,6 +150,7 @@ export class Pkcs11Key implements SigningKey {
 
   private constructor(
     settings: Pkcs11KeySettings,
+    options: Pkcs11KeyOptions,
     lease: ModuleLease,
     place: Place,
     found: { slot: Handle; keyHandle: Handle; session: Handle; info: KeyInfo; certificateDer: Buffer },
@@ -146,7 +159,8 @@ export class Pkcs11Key implements SigningKey {
     this.keyLabel = settings.keyLabel;
     this.poolSize = settings.poolSize;
     this.chainDer = [...(settings.chainDer ?? [])];
-    this.#pin = settings.pin;
+    this.#settings = { ...settings, chainDer: this.chainDer };
+    this.#latency = options.inThisThread ? new SignatureLatency() : undefined;
     this.#lease = lease;
     this.#place = place;
     this.algorithm = found.info.algorithm;
@@ -176,9 +190,15 @@ export class Pkcs11Key implements SigningKey {
         const out = Buffer.alloc(this.#signatureLength);
         // pkcs11js passes an empty buffer as NULL, which C_Sign refuses
         // (CKR_ARGUMENTS_BAD); a multi-part signature with no part is the same signature.
-        signature = await (input.length > 0
-          ? pkcs11.C_SignAsync(session.handle, input, out)
-          : pkcs11.C_SignFinalAsync(session.handle, out));
+        const started = performance.now();
+        if (this.#latency?.synchronous) {
+          signature = input.length > 0 ? pkcs11.C_Sign(session.handle, input, out) : pkcs11.C_SignFinal(session.handle, out);
+        } else {
+          signature = await (input.length > 0
+            ? pkcs11.C_SignAsync(session.handle, input, out)
+            : pkcs11.C_SignFinalAsync(session.handle, out));
+        }
+        this.#latency?.record(performance.now() - started);
       } catch (error) {
         if (session) this.#release(session, error);
         if (attempt > 1 || !isRecoverable(error) || this.#closing) throw pkcs11Failure(what, error);
@@ -197,12 +217,21 @@ export class Pkcs11Key implements SigningKey {
     }
   }
 
+  keyForWorkers(): WorkerKey {
+    return { kind: "pkcs11", settings: { ...this.#settings } };
+  }
+
+  /** Closes sessions a thread opened on this key's token and left open when it ended (see {@link SessionObserver}). */
+  closeSessionsLeftBy(handles: Iterable<Handle>): void {
+    for (const handle of handles) closeQuietly({ pkcs11: this.#place.pkcs11 }, handle);
+  }
+
   /** Waits for signatures in flight, closes the sessions, and finalises the module if no other key uses it. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       for (const waiter of this.#waiters.splice(0)) waiter.reject(this.#closedError());
       if (this.#busy > 0) await new Promise<void>((resolve) => (this.#drained = resolve));
-      for (const session of this.#idle.splice(0)) closeQuietly(this.#place.pkcs11, session.handle);
+      for (const session of this.#idle.splice(0)) closeQuietly(this.#place, session.handle);
       this.#open = 0;
       this.#lease.release();
     })();
@@ -235,10 +264,10 @@ export class Pkcs11Key implements SigningKey {
         this.#busy++;
         return session;
       }
-      this.#open--; // died before the last reconnect: nothing left to close
+      this.#lost(session); // died before the last reconnect: nothing left to close
     }
     if (this.#open >= this.poolSize) return undefined;
-    const session = { handle: openSession(this.#place, this.#slot, this.#pin), epoch: this.#epoch };
+    const session = { handle: openSession(this.#place, this.#slot, this.#settings.pin), epoch: this.#epoch };
     this.#open++;
     this.#busy++;
     return session;
@@ -247,15 +276,21 @@ export class Pkcs11Key implements SigningKey {
   #release(session: Session, error?: unknown): void {
     this.#busy--;
     if (error !== undefined && isSessionGone(error)) {
-      this.#open--;
+      this.#lost(session);
     } else if (error !== undefined && returnValueOf(error) === "CKR_OPERATION_ACTIVE") {
-      closeQuietly(this.#place.pkcs11, session.handle); // stuck in an operation we did not start
+      closeQuietly(this.#place, session.handle); // stuck in an operation we did not start
       this.#open--;
     } else {
       this.#idle.push(session);
     }
     this.#serveWaiters();
     if (this.#busy === 0) this.#drained?.();
+  }
+
+  /** A session found gone: nothing to close, one fewer open. */
+  #lost(session: Session): void {
+    this.#open--;
+    this.#place.sessions?.ended(session.handle);
   }
 
   #serveWaiters(): void {
@@ -298,23 +333,26 @@ export class Pkcs11Key implements SigningKey {
       }
       this.#lease.reinitialize();
       // Every session and handle from before is gone with the old initialisation.
-      this.#open -= this.#idle.length;
+      for (const session of this.#idle) this.#lost(session);
       this.#idle = [];
     }
     const slot = findSlot(this.#place);
     if (!slot.equals(this.#slot)) {
-      for (const session of this.#idle) closeQuietly(pkcs11, session.handle);
+      for (const session of this.#idle) closeQuietly(this.#place, session.handle);
       this.#open -= this.#idle.length;
       this.#idle = [];
       this.#slot = slot;
     }
-    const alive = this.#idle.filter((session) => this.#stillOpen(session));
-    this.#open -= this.#idle.length - alive.length;
+    const alive: Session[] = [];
+    for (const session of this.#idle) {
+      if (this.#stillOpen(session)) alive.push(session);
+      else this.#lost(session);
+    }
     let first = alive[0];
     if (first) {
-      login(this.#place, first.handle, this.#pin);
+      login(this.#place, first.handle, this.#settings.pin);
     } else {
-      first = { handle: openSession(this.#place, this.#slot, this.#pin), epoch: this.#epoch };
+      first = { handle: openSession(this.#place, this.#slot, this.#settings.pin), epoch: this.#epoch };
       this.#open++;
       alive.push(first);
     }
@@ -379,9 +417,10 @@ function openSession(place: Place, slot: Handle, pin: string): Handle {
   try {
     const { state } = place.pkcs11.C_GetSessionInfo(session);
     if (state !== CKS_RO_USER_FUNCTIONS && state !== CKS_RW_USER_FUNCTIONS) login(place, session, pin);
+    place.sessions?.opened(session);
     return session;
   } catch (error) {
-    closeQuietly(place.pkcs11, session);
+    closeQuietly({ pkcs11: place.pkcs11 }, session); // never reported opened
     throw pkcs11Failure(`cannot open a session on token "${place.tokenLabel}"`, error);
   }
 }
@@ -500,12 +539,13 @@ function readCertificate(place: Place, session: Handle, info: KeyInfo): Buffer {
   return der;
 }
 
-function closeQuietly(pkcs11: Pkcs11, session: Handle): void {
+function closeQuietly(place: Pick<Place, "pkcs11" | "sessions">, session: Handle): void {
   try {
-    pkcs11.C_CloseSession(session);
+    place.pkcs11.C_CloseSession(session);
   } catch {
     // already gone
   }
+  place.sessions?.ended(session);
 }
 
 /** A CK_ULONG attribute: native byte order, 8 bytes on 64-bit Unix, 4 on Windows. */
