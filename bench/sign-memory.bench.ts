@@ -7,13 +7,10 @@
  * BENCH_SIGN_PAGES (300) pages of incompressible images, about 100 KB each;
  * a 1-page one for comparison. Each case runs on a fresh platform after a
  * warm-up with 1-page documents, so one case's garbage does not count in the
- * next; a large request is measured the first time and then AGAIN more times
- * (their median), which are held to the goal of at most MEMORY_GOAL times the
- * file: what one such request costs a running platform. The first time on an
- * idle process counts more, once: V8's young generation grows to its working
- * size (tens of MB, as under any sustained traffic) while the request's base64
- * pieces pass through it, and stays that size (bench/README.md, "Resident
- * memory of a large sign request"):
+ * next; a large request is measured the first time on that platform and
+ * then AGAIN more times (their median); both are held to the goal of at most
+ * MEMORY_GOAL times the file (bench/README.md, "Resident memory of a large
+ * sign request"):
  *
  *   sign                 the whole request: body, worker, signer, answer
  *   sign, no page        certificate.enabled false: no certificate page
@@ -99,9 +96,9 @@ async function withPlatform<T>(run: (platform: Platform) => Promise<T>): Promise
 const format = (m: ResidentRise, fileBytes: number) =>
   `+${(m.rise / MB).toFixed(0).padStart(4)} MB  (${(m.rise / fileBytes).toFixed(1).padStart(5)}× the file)  ${(m.ms / 1000).toFixed(2).padStart(6)} s`;
 
-/** The later requests judged against MEMORY_GOAL; a miss is remembered for the exit code. */
+/** The first and the later requests judged against MEMORY_GOAL; a miss is remembered for the exit code. */
 function formatRises(rises: Rises, fileBytes: number): string {
-  const ok = rises.again.rise / fileBytes <= MEMORY_GOAL;
+  const ok = Math.max(rises.first.rise, rises.again.rise) / fileBytes <= MEMORY_GOAL;
   if (!ok) process.exitCode = 1;
   return `first ${format(rises.first, fileBytes)}; again ${format(rises.again, fileBytes)} ${ok ? "PASS" : "FAIL"}`;
 }
@@ -118,7 +115,7 @@ async function main(): Promise<void> {
     const one = await withPlatform((platform) => measure(platform, () => post(platform, "/v1/sign", signedSmall)));
     console.log(`  sign               1 page     ${format(one, small.length)}`);
 
-    console.log(`  ${PAGES} pages, the first request on a fresh platform, and the median of the ${AGAIN} after it (goal ≤ ${MEMORY_GOAL}× the file):`);
+    console.log(`  ${PAGES} pages, the first request on a fresh platform, and the median of the ${AGAIN} after it (goal for both ≤ ${MEMORY_GOAL}× the file):`);
     const signed = JSON.stringify(signBody(large));
     const file = join(dir, "signed.pdf");
     const sign = await withPlatform((platform) => measureRepeatedly(platform, async () => writeFileSync(file, signedPdfOf(await post(platform, "/v1/sign", signed)))));

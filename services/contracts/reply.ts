@@ -1,6 +1,7 @@
 import { STATUS_CODES, type ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { asServiceError } from "../core/errors.js";
+import { passedThrough } from "../core/transient-bytes.js";
 
 /** What a route answers: a JSON value (or {@link JsonWithBase64}), or raw bytes with their content type. */
 export interface Reply {
@@ -36,7 +37,11 @@ export class JsonWithBase64 {
 
   *pieces(): Generator<string> {
     yield this.before;
-    for (let at = 0; at < this.bytes.length; at += BASE64_PIECE_BYTES) yield this.bytes.toString("base64", at, at + BASE64_PIECE_BYTES);
+    for (let at = 0; at < this.bytes.length; at += BASE64_PIECE_BYTES) {
+      const piece = this.bytes.toString("base64", at, at + BASE64_PIECE_BYTES);
+      yield piece;
+      passedThrough(piece.length); // written by now, in a copy that is garbage once sent
+    }
     yield this.after;
   }
 }

@@ -3,6 +3,7 @@ import { ServiceError, validationError } from "../core/errors.js";
 import { jsonShapeIssue, MAX_JSON_DEPTH } from "../core/json-shape.js";
 import { Base64FieldExtractor, type Base64Verdict } from "./base64-field.js";
 import { drainThen } from "./drain-body.js";
+import { passedThrough } from "../core/transient-bytes.js";
 
 const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes.`);
 
@@ -118,6 +119,7 @@ function readBody<T>(request: IncomingMessage, maxBytes: number, sink: BodySink<
       try {
         if (received > maxBytes) throw tooLarge(maxBytes);
         sink.write(chunk);
+        passedThrough(chunk.length);
       } catch (error) {
         refused = true;
         drainThen(request, () => reject(error as Error));
