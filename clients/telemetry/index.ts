@@ -5,10 +5,12 @@
  */
 export { computeDocumentId, type DocumentIdentity, type DocumentMetadata } from "./document-id.js";
 export { stampDocument, wordTimestamp, CUSTOM_PROPERTIES_FMTID, type StampOptions } from "./stamp.js";
+export { openDocumentSession, type DocumentSession } from "./document-session.js";
 export {
   createUsageTracker,
   COMMUNITY_LICENSE_KEY,
   DEFAULT_ENDPOINT,
+  KEEPALIVE_MAX_BYTES,
   REPORT_TIMEOUT_MS,
   type CollectRequest,
   type DocumentOpenEvent,

@@ -7,8 +7,8 @@ import * as telemetry from "./index.js";
 const here = new URL("./", import.meta.url);
 const librarySources = readdirSync(here).filter((name) => name.endsWith(".ts") && !name.endsWith(".test.ts"));
 
-test("the entry exports computeDocumentId, stampDocument and the tracker", () => {
-  for (const name of ["computeDocumentId", "stampDocument", "createUsageTracker"] as const) {
+test("the entry exports computeDocumentId, stampDocument, document sessions and the tracker", () => {
+  for (const name of ["computeDocumentId", "stampDocument", "openDocumentSession", "createUsageTracker"] as const) {
     assert.equal(typeof telemetry[name], "function", name);
   }
 });

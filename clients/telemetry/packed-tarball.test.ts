@@ -101,7 +101,7 @@ describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () =>
 
     const script = `
       import { readFileSync } from "node:fs";
-      import { computeDocumentId, stampDocument, createUsageTracker, LIBRARY_VERSION } from "${manifest.name}";
+      import { computeDocumentId, stampDocument, createUsageTracker, openDocumentSession, LIBRARY_VERSION } from "${manifest.name}";
       const read = (name) => new Uint8Array(readFileSync(process.env.WORK + "/" + name));
       const sent = [];
       const tracker = createUsageTracker({ licenseKey: "lic-1", telemetry: { endpoint: "http://collector.test/v1/collect" }, fetch: (url, init) => { sent.push({ url, init }); } });
@@ -113,6 +113,7 @@ describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () =>
         plain: computeDocumentId(read("plain.docx")),
         stamped: computeDocumentId(stamped),
         opened: tracker.trackOpen(read("word.docx")),
+        session: (({ documentId, documentGuid }) => ({ documentId, documentGuid }))(openDocumentSession(read("word.docx"))),
         sent: sent.map(({ url, init }) => ({ url, headers: init.headers, body: JSON.parse(init.body) })),
       }));`;
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
@@ -126,6 +127,7 @@ describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () =>
       plain: { documentId: string; documentGuid: string | null; documentCreatedAt: string | null };
       stamped: { documentId: string; documentGuid: string | null; documentCreatedAt: string | null };
       opened: { documentId: string };
+      session: { documentId: string; documentGuid: string };
       sent: { url: string; headers: Record<string, string>; body: { libraryVersion: string; events: { documentId: string }[] } }[];
     };
 
@@ -140,6 +142,7 @@ describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () =>
       documentCreatedAt: stampedCreated,
     });
     assert.equal(result.opened.documentId, result.word.documentId);
+    assert.deepEqual(result.session, { documentId: result.word.documentId, documentGuid: result.word.documentGuid });
     assert.equal(result.sent.length, 1);
     assert.equal(result.sent[0]!.url, "http://collector.test/v1/collect");
     assert.equal(result.sent[0]!.headers["X-License-Key"], "lic-1");

@@ -57,6 +57,8 @@ export interface StampOptions {
   readonly documentGuid?: string;
   /** The time written as dcterms:created when missing, truncated to the minute as Word does; default now. */
   readonly now?: Date;
+  /** The dcterms:created text written when missing, instead of one from `now`. */
+  readonly documentCreatedAt?: string;
 }
 
 /** "YYYY-MM-DDTHH:MM:00Z", the minute-precision form Word and the reference client write. */
@@ -167,6 +169,6 @@ export function stampDocument(docx: Uint8Array | ArrayBuffer, options: StampOpti
   if (!parts.read(CONTENT_TYPES_PART, true)) throw new PackageError(`not a DOCX package: ${CONTENT_TYPES_PART} is missing`);
   const modified = options.now ?? new Date();
   if (!documentGuid) addDocumentGuid(parts, options.documentGuid || randomUuid(), modified);
-  if (!documentCreatedAt) addCreated(parts, wordTimestamp(modified), modified);
+  if (!documentCreatedAt) addCreated(parts, options.documentCreatedAt || wordTimestamp(modified), modified);
   return parts.toBytes();
 }

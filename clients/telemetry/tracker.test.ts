@@ -5,6 +5,7 @@ import {
   computeDocumentId,
   createUsageTracker,
   DEFAULT_ENDPOINT,
+  KEEPALIVE_MAX_BYTES,
   LIBRARY_VERSION,
   type CollectRequest,
   type FetchLike,
@@ -14,6 +15,8 @@ import { corpusDocx } from "./test/docx.js";
 
 const DOCX = "1-page.docx";
 const DOCX_ID = "HASH-00C79232";
+/** An absolute endpoint, for reports from outside a page. */
+const ENDPOINT = "https://collect.example.com/v1/collect";
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /**
@@ -122,21 +125,31 @@ describe("createUsageTracker", () => {
       assert.equal(collector.requests.length, 0);
     }));
 
-  test("defaults: enabled, community license key, the npm start endpoint, credentials omitted", (t) =>
+  test("defaults: enabled, community license key, /v1/collect on the page's own origin (nothing outside a page), keepalive, credentials omitted", (t) =>
     quietly(t, () => {
       const { fetch, calls } = recordingFetch();
       const tracker = createUsageTracker({ fetch });
       assert.equal(tracker.enabled, true);
       assert.equal(tracker.licenseKey, COMMUNITY_LICENSE_KEY);
       assert.equal(tracker.endpoint, DEFAULT_ENDPOINT);
-      assert.equal(DEFAULT_ENDPOINT, "http://localhost:8080/v1/collect");
-      tracker.trackOpen({ documentId: "HASH-0000ABCD", documentCreatedAt: null });
+      assert.equal(DEFAULT_ENDPOINT, "/v1/collect");
+      // no page, so no origin to send to: never the machine the code runs on
+      assert.equal(tracker.trackOpen({ documentId: "HASH-0000ABCD", documentCreatedAt: null })!.documentId, "HASH-0000ABCD");
+      assert.equal(calls.length, 0);
+
+      (globalThis as { window?: unknown }).window = { location: { origin: "https://app.example.com", pathname: "/editor", hostname: "app.example.com" } };
+      try {
+        tracker.trackOpen({ documentId: "HASH-0000ABCD", documentCreatedAt: null });
+      } finally {
+        delete (globalThis as { window?: unknown }).window;
+      }
       assert.equal(calls.length, 1);
       const [{ url, init }] = calls as [{ url: string; init: CollectRequest }];
-      assert.equal(url, DEFAULT_ENDPOINT);
+      assert.equal(url, "https://app.example.com/v1/collect");
       assert.equal(init.method, "POST");
       assert.equal(init.credentials, "omit");
       assert.equal(init.mode, "cors");
+      assert.equal(init.keepalive, true);
       assert.deepEqual(init.headers, { "Content-Type": "application/json", "X-License-Key": "community-and-eval-agplv3" });
       assert.deepEqual(reportOf(calls[0]).events[0].documentId, "HASH-0000ABCD");
     }));
@@ -218,7 +231,7 @@ describe("createUsageTracker", () => {
   test("input that is not a document returns null and sends nothing", (t) =>
     quietly(t, () => {
       const { fetch, calls } = recordingFetch();
-      const tracker = createUsageTracker({ fetch });
+      const tracker = createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT } });
       for (const input of [undefined, null, "file.docx", {}, { documentId: "" }, { documentId: 42 }]) {
         assert.equal(tracker.trackOpen(input as never), null);
       }
@@ -233,28 +246,46 @@ describe("createUsageTracker", () => {
     quietly(t, () => {
       const { fetch, calls } = recordingFetch();
       const metadata = { plan: "pro", nested: { a: 1 }, list: [1], nan: Number.NaN, ok: 1 } as unknown as Record<string, string>;
-      createUsageTracker({ fetch, telemetry: { metadata } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
+      createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
       assert.deepEqual(reportOf(calls[0]).metadata, { plan: "pro", ok: 1 });
     }));
 
-  test("in a browser, browserInfo carries the user agent, the page origin (not its path) and the screen", (t) =>
+  test("in a browser, browserInfo carries the user agent, the page's address without query or fragment, and the screen", (t) =>
     quietly(t, () => {
       const { fetch, calls } = recordingFetch();
       (globalThis as { window?: unknown }).window = {
         navigator: { userAgent: "Mozilla/5.0 Test" },
-        location: { href: "https://app.example.com/docs/contract.docx?token=secret", origin: "https://app.example.com", hostname: "app.example.com" },
+        location: {
+          href: "https://app.example.com/docs/contract?token=secret#page=2",
+          origin: "https://app.example.com",
+          pathname: "/docs/contract",
+          hostname: "app.example.com",
+        },
         screen: { width: 1920, height: 1080 },
       };
       try {
-        createUsageTracker({ fetch }).trackOpen({ documentId: "HASH-00000003", documentCreatedAt: "2020-01-01T00:00:00Z" });
+        createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT } }).trackOpen({ documentId: "HASH-00000003", documentCreatedAt: "2020-01-01T00:00:00Z" });
       } finally {
         delete (globalThis as { window?: unknown }).window;
       }
       assert.deepEqual(reportOf(calls[0]).browserInfo, {
         userAgent: "Mozilla/5.0 Test",
-        currentUrl: "https://app.example.com",
+        currentUrl: "https://app.example.com/docs/contract",
         hostname: "app.example.com",
         screenSize: { width: 1920, height: 1080 },
       });
+    }));
+
+  test("a report too heavy for a page's keepalive budget is sent without keepalive, not dropped", (t) =>
+    quietly(t, () => {
+      const { fetch, calls } = recordingFetch();
+      const heavy = createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { note: "x".repeat(KEEPALIVE_MAX_BYTES) } } });
+      heavy.trackOpen({ documentId: "HASH-00000004", documentCreatedAt: null });
+      const light = createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { note: "x" } } });
+      light.trackOpen({ documentId: "HASH-00000004", documentCreatedAt: null });
+      assert.deepEqual(
+        calls.map((call) => call.init.keepalive),
+        [false, true],
+      );
     }));
 });

@@ -5,13 +5,27 @@
  */
 import { browserInfo, type BrowserInfo } from "./browser-info.js";
 import { computeDocumentId, type DocumentIdentity } from "./document-id.js";
+import { openDocumentSession, type DocumentSession } from "./document-session.js";
 import { LIBRARY_VERSION } from "./version.js";
 
 /** The key of community and evaluation use, sent when no license key is configured. */
 export const COMMUNITY_LICENSE_KEY = "community-and-eval-agplv3";
 
-/** The collect route of a DocService started with `npm start`; set `telemetry.endpoint` for any other deployment. */
-export const DEFAULT_ENDPOINT = "http://localhost:8080/v1/collect";
+/**
+ * The collect route on the origin of the page the editor runs in: reports go
+ * to the application's own server (which serves DocService there, or passes
+ * them on: SPEC 4.5, rule 3), never to the end user's machine. Outside a
+ * browser there is no page, so nothing is sent until `telemetry.endpoint`
+ * names a full URL.
+ */
+export const DEFAULT_ENDPOINT = "/v1/collect";
+
+/**
+ * The most a report may weigh to be sent with `keepalive` (which lets it
+ * outlive the page that sends it): browsers allow 64 KiB for all of a page's
+ * keepalive requests in flight together. A heavier report is sent without it.
+ */
+export const KEEPALIVE_MAX_BYTES = 32 * 1024;
 
 /** How long a report may take before it is abandoned, so a dead collector cannot hold a Node process open. */
 export const REPORT_TIMEOUT_MS = 10_000;
@@ -21,7 +35,11 @@ export type MetadataValue = string | number | boolean | null;
 export interface TelemetryOptions {
   /** Default true. When false no request is ever made; `trackOpen` still returns the document id. */
   readonly enabled?: boolean;
-  /** The full URL reports are POSTed to (the collect route, e.g. "https://docs.example.com/v1/collect"). */
+  /**
+   * Where reports are POSTed: the collect route's full URL (e.g.
+   * "https://docs.example.com/v1/collect"), or a path on the page's origin;
+   * default DEFAULT_ENDPOINT.
+   */
   readonly endpoint?: string;
   /** A flat map sent with every report; values that are not strings, finite numbers, booleans or null are left out. */
   readonly metadata?: Readonly<Record<string, MetadataValue>>;
@@ -35,6 +53,7 @@ export interface CollectRequest {
   readonly body: string;
   readonly credentials: "omit";
   readonly mode: "cors";
+  readonly keepalive: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -75,6 +94,13 @@ export interface UsageTracker {
    * `document` is neither. Never throws and never waits for the network.
    */
   trackOpen(document: Uint8Array | ArrayBuffer | DocumentIdentity): DocumentIdentity | null;
+  /**
+   * Opens a DOCX: reports the open (when enabled) and returns its session,
+   * whose `stamp` gives every export of it the same GUID and created time
+   * (see document-session.ts), enabled or not. Null when `docx` is not bytes.
+   * Never throws and never waits for the network.
+   */
+  openDocument(docx: Uint8Array | ArrayBuffer): DocumentSession | null;
 }
 
 const nonEmpty = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
@@ -111,6 +137,22 @@ function discard(response: unknown): void {
   }
 }
 
+/** `endpoint` as an absolute URL: itself, or resolved against the page's origin; undefined outside a page when it is not absolute. */
+function resolveEndpoint(endpoint: string): string | undefined {
+  try {
+    return new URL(endpoint).href;
+  } catch {
+    // relative: needs a page
+  }
+  try {
+    const page = globalThis as { window?: { location?: { origin?: unknown } }; location?: { origin?: unknown } };
+    const origin = (page.window ?? page).location?.origin;
+    return typeof origin === "string" && origin !== "null" ? new URL(endpoint, origin).href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function timeoutSignal(): AbortSignal | undefined {
   return typeof AbortSignal !== "undefined" && typeof AbortSignal.timeout === "function" ? AbortSignal.timeout(REPORT_TIMEOUT_MS) : undefined;
 }
@@ -125,19 +167,22 @@ export function createUsageTracker(options: UsageTrackerOptions = {}): UsageTrac
 
   function send(identity: DocumentIdentity): void {
     const fetch = transport ?? (globalThis as { fetch?: FetchLike }).fetch;
-    if (typeof fetch !== "function") return;
+    const url = resolveEndpoint(endpoint);
+    if (typeof fetch !== "function" || url === undefined) return;
     const report: UsageReport = {
       libraryVersion: LIBRARY_VERSION,
       browserInfo: browserInfo(),
       ...(metadata && { metadata }),
       events: [{ timestamp: new Date().toISOString(), documentId: identity.documentId, documentCreatedAt: identity.documentCreatedAt }],
     };
-    const pending = fetch(endpoint, {
+    const body = JSON.stringify(report);
+    const pending = fetch(url, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-License-Key": licenseKey },
-      body: JSON.stringify(report),
+      body,
       credentials: "omit",
       mode: "cors",
+      keepalive: new TextEncoder().encode(body).length <= KEEPALIVE_MAX_BYTES,
       signal: timeoutSignal(),
     });
     Promise.resolve(pending).then(discard, ignore);
@@ -156,6 +201,17 @@ export function createUsageTracker(options: UsageTrackerOptions = {}): UsageTrac
         // telemetry must never break the application
       }
       return identity;
+    },
+    openDocument(docx) {
+      if (!(docx instanceof ArrayBuffer || ArrayBuffer.isView(docx))) return null;
+      let session: DocumentSession | null = null;
+      try {
+        session = openDocumentSession(docx);
+        if (enabled) send(session);
+      } catch {
+        // telemetry must never break the application
+      }
+      return session;
     },
   };
 }

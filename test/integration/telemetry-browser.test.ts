@@ -106,7 +106,8 @@ describe("telemetry client in Chromium: a cross-origin page reports a DOCX open"
       "/document.docx": { type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", body: docx },
     });
     endpoint = `${platform.base}/v1/collect`;
-    pageUrl = `${site.origin}/?collector=${encodeURIComponent(platform.base)}`;
+    // a query and a fragment that carry a token, as pages' addresses do: the report must drop both
+    pageUrl = `${site.origin}/?collector=${encodeURIComponent(platform.base)}&token=page-secret#access=fragment-secret`;
   });
 
   after(async () => {
@@ -158,7 +159,8 @@ describe("telemetry client in Chromium: a cross-origin page reports a DOCX open"
     assert.equal(body.events.length, 1);
     assert.equal(body.events[0].documentId, expected.documentId);
     assert.equal(body.events[0].documentCreatedAt, expected.documentCreatedAt);
-    assert.equal(body.browserInfo.currentUrl, site.origin, "the page's origin only, not its path or query");
+    assert.equal(body.browserInfo.currentUrl, `${site.origin}/`, "the page's address without its query or fragment");
+    assert.ok(!post.postData()!.includes("secret"), "no token from the page's address");
     assert.equal(body.browserInfo.hostname, "127.0.0.1");
     assert.match(body.browserInfo.userAgent, /Chrom/);
     assert.equal(response.status(), 202);
