@@ -16,19 +16,29 @@ interface BrowserWindow {
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
 const size = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
 
-/** Origin and path; "" when the page has no origin of its own (a file: or sandboxed page says "null"). */
-function pageAddress(location: BrowserWindow["location"]): string {
-  const origin = text(location?.origin);
-  return origin && origin !== "null" ? origin + text(location?.pathname) : "";
+const pageWindow = (): BrowserWindow | undefined => {
+  const window = (globalThis as { window?: BrowserWindow }).window;
+  return window && typeof window === "object" ? window : undefined;
+};
+
+/** The page's origin; "" outside a page, or when the page has none of its own (a file: or sandboxed page says "null"). */
+export function pageOrigin(): string {
+  try {
+    const origin = text(pageWindow()?.location?.origin);
+    return origin === "null" ? "" : origin;
+  } catch {
+    return ""; // a hostile or half-built window object
+  }
 }
 
 export function browserInfo(): BrowserInfo {
   try {
-    const window = (globalThis as { window?: BrowserWindow }).window;
-    if (window && typeof window === "object") {
+    const window = pageWindow();
+    if (window) {
+      const origin = pageOrigin();
       return {
         userAgent: text(window.navigator?.userAgent),
-        currentUrl: pageAddress(window.location),
+        currentUrl: origin && origin + text(window.location?.pathname),
         hostname: text(window.location?.hostname),
         screenSize: { width: size(window.screen?.width), height: size(window.screen?.height) },
       };

@@ -3,7 +3,7 @@
  * reference client: one POST per opened document, fire and forget. A report
  * never throws, never blocks, is never retried or queued, and logs nothing.
  */
-import { browserInfo, type BrowserInfo } from "./browser-info.js";
+import { browserInfo, pageOrigin, type BrowserInfo } from "./browser-info.js";
 import { computeDocumentId, type DocumentIdentity } from "./document-id.js";
 import { openDocumentSession, type DocumentSession } from "./document-session.js";
 import { LIBRARY_VERSION } from "./version.js";
@@ -144,10 +144,9 @@ function resolveEndpoint(endpoint: string): string | undefined {
   } catch {
     // relative: needs a page
   }
+  const origin = pageOrigin();
   try {
-    const page = globalThis as { window?: { location?: { origin?: unknown } }; location?: { origin?: unknown } };
-    const origin = (page.window ?? page).location?.origin;
-    return typeof origin === "string" && origin !== "null" ? new URL(endpoint, origin).href : undefined;
+    return origin ? new URL(endpoint, origin).href : undefined;
   } catch {
     return undefined;
   }

@@ -7,6 +7,7 @@ import type { PdfVerification } from "../pdf/pdf-verifier.js";
 import type { SigningJob } from "./signing-job.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { deserializeError } from "../../core/thread-errors.js";
+import { Pkcs11KeyError } from "../keys/pkcs11/errors.js";
 import { asBuffer, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 export interface SigningWorkersOptions {
@@ -137,7 +138,7 @@ export class SigningWorkers {
   /** The HSM's own words and an internal error's go to the log; the caller learns the key is unavailable, or of an internal error. */
   private failure(error: Error): Error {
     if (error instanceof ServiceError) return error;
-    if (error.name === "Pkcs11KeyError") {
+    if (error.name === Pkcs11KeyError.name) {
       this.logger.error({ err: error.message }, "the signing key failed");
       return new ServiceError("UNAVAILABLE", "The signing key (HSM) is unavailable; try again shortly.", { retryAfterSeconds: 5 });
     }
