@@ -77,6 +77,22 @@ export const HASH_NAMES: Readonly<Record<string, string>> = {
   [OID.sha512]: "sha512",
 };
 
+/**
+ * The signature algorithms whose hash is implied by the OID (as pkijs accepts them),
+ * with node:crypto's hash name and the key type each needs: node:crypto would check an
+ * RSA algorithm with an EC key as ECDSA.
+ */
+export const SIGNATURE_ALGORITHMS: Readonly<Record<string, { hash: string; key: "rsa" | "ec" }>> = {
+  [OID.sha1WithRSAEncryption]: { hash: "sha1", key: "rsa" },
+  [OID.sha256WithRSAEncryption]: { hash: "sha256", key: "rsa" },
+  [OID.sha384WithRSAEncryption]: { hash: "sha384", key: "rsa" },
+  [OID.sha512WithRSAEncryption]: { hash: "sha512", key: "rsa" },
+  [OID.ecdsaWithSHA1]: { hash: "sha1", key: "ec" },
+  [OID.ecdsaWithSHA256]: { hash: "sha256", key: "ec" },
+  [OID.ecdsaWithSHA384]: { hash: "sha384", key: "ec" },
+  [OID.ecdsaWithSHA512]: { hash: "sha512", key: "ec" },
+};
+
 export function sequence(items: Asn1[]): Asn1 {
   return asn1.create(Class.UNIVERSAL, Type.SEQUENCE, true, items);
 }

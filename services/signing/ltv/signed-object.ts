@@ -6,7 +6,7 @@
  */
 import { constants, createPublicKey, verify } from "node:crypto";
 import forge from "node-forge";
-import { HASH_NAMES, OID, bitStringBytes, children, fromDerPrefix, oidValue, type Asn1 } from "../cms/asn1.js";
+import { HASH_NAMES, OID, SIGNATURE_ALGORITHMS, bitStringBytes, children, fromDerPrefix, oidValue, type Asn1 } from "../cms/asn1.js";
 import { derChildren, firstDerElement } from "../cms/der-elements.js";
 
 const { Class } = forge.asn1;
@@ -27,18 +27,6 @@ export function readSignedObject(bytes: Buffer, what: string): SignedObject {
   return { der, fields, encodings: derChildren(der, what) };
 }
 
-/** The signature algorithms accepted (those of pkijs, which LTV used before), with the key type each needs: node:crypto would check an RSA algorithm with an EC key as ECDSA. */
-const ALGORITHMS: Readonly<Record<string, { hash: string; key: string }>> = {
-  [OID.sha1WithRSAEncryption]: { hash: "sha1", key: "rsa" },
-  [OID.sha256WithRSAEncryption]: { hash: "sha256", key: "rsa" },
-  [OID.sha384WithRSAEncryption]: { hash: "sha384", key: "rsa" },
-  [OID.sha512WithRSAEncryption]: { hash: "sha512", key: "rsa" },
-  [OID.ecdsaWithSHA1]: { hash: "sha1", key: "ec" },
-  [OID.ecdsaWithSHA256]: { hash: "sha256", key: "ec" },
-  [OID.ecdsaWithSHA384]: { hash: "sha384", key: "ec" },
-  [OID.ecdsaWithSHA512]: { hash: "sha512", key: "ec" },
-};
-
 /**
  * Whether the signature of `signed` verifies with the key of
  * `subjectPublicKeyInfo` (DER). Throws for an algorithm that is not
@@ -56,7 +44,7 @@ export function signatureVerifies(signed: SignedObject, subjectPublicKeyInfo: Bu
     const { hash, saltLength } = pssParameters(parameters);
     return verify(hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength }, signature);
   }
-  const expected = ALGORITHMS[oid];
+  const expected = SIGNATURE_ALGORITHMS[oid];
   if (!expected) throw new Error(`the signature algorithm ${oid} is not supported`);
   if (key.asymmetricKeyType !== expected.key) throw new Error(`the signature algorithm ${oid} does not fit the ${key.asymmetricKeyType} key`);
   return verify(expected.hash, data, { key, dsaEncoding: "der" }, signature);

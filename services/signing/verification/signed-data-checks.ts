@@ -6,7 +6,7 @@
  */
 import { X509Certificate, createHash, verify as cryptoVerify } from "node:crypto";
 import forge from "node-forge";
-import { HASH_NAMES, OID, toDer } from "../cms/asn1.js";
+import { HASH_NAMES, OID, SIGNATURE_ALGORITHMS, toDer } from "../cms/asn1.js";
 import { items, octetBytes, oidOf, tbsFieldsFromSerial } from "./asn1-nodes.js";
 import { safe } from "./safe.js";
 import { SignatureProblem } from "./signature-problem.js";
@@ -14,16 +14,6 @@ import { isTimestampToken, type SignedData } from "./signed-data.js";
 
 const { asn1 } = forge;
 const { Type } = asn1;
-
-/** Signature algorithms whose hash is implied; others (rsaEncryption, ecPublicKey) use the digestAlgorithm. */
-const SIGNATURE_HASHES: Record<string, string> = {
-  [OID.sha256WithRSAEncryption]: "sha256",
-  [OID.sha384WithRSAEncryption]: "sha384",
-  [OID.sha512WithRSAEncryption]: "sha512",
-  [OID.ecdsaWithSHA256]: "sha256",
-  [OID.ecdsaWithSHA384]: "sha384",
-  [OID.ecdsaWithSHA512]: "sha512",
-};
 
 /** The certificate SignerInfo.sid names; `verified` when finding it meant checking the signature already. */
 export function findSignerCertificate(cms: SignedData): { certificate: X509Certificate; verified: boolean } {
@@ -75,7 +65,12 @@ export function checkDigest(cms: SignedData, signedBytes: Buffer): void {
 
 export function checkSignature(cms: SignedData, certificate: X509Certificate): void {
   if (cms.signatureAlgorithm === OID.rsassaPss) throw new SignatureProblem("RSASSA-PSS signatures are not supported");
-  const hash = SIGNATURE_HASHES[cms.signatureAlgorithm] ?? hashName(cms.digestAlgorithm);
+  // a signature algorithm that names its hash (sha256WithRSAEncryption) says which; rsaEncryption and ecPublicKey take the digestAlgorithm's
+  const algorithm = SIGNATURE_ALGORITHMS[cms.signatureAlgorithm];
+  if (algorithm && certificate.publicKey.asymmetricKeyType !== algorithm.key) {
+    throw new SignatureProblem(`its signature algorithm ${cms.signatureAlgorithm} does not fit the signer's ${certificate.publicKey.asymmetricKeyType} key`);
+  }
+  const hash = algorithm?.hash ?? hashName(cms.digestAlgorithm);
   const data = cms.signedAttributesDer;
   if (data === undefined) throw new SignatureProblem("its CMS has no signed attributes");
   let ok: boolean;
