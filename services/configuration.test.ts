@@ -105,7 +105,6 @@ describe("loadConfig defaults", () => {
       telemetryConsumerGroup: "docservice-usage-aggregator",
       telemetryDirectTimeoutMs: 1000,
       telemetrySpoolMaxBytes: 1024 * 1024 * 1024,
-      telemetryMetadataMaxBytes: 2048,
       telemetryServiceAddress: undefined,
     });
   });

@@ -1,4 +1,6 @@
-/** What a report says about the page it comes from; empty strings and zeros outside a browser. */
+import { REPORT_LIMITS } from "./report-limits.js";
+
+/** What a report says about the page it comes from, within REPORT_LIMITS; empty strings and zeros outside a browser. */
 export interface BrowserInfo {
   readonly userAgent: string;
   /** The page's address without its query string and fragment, which can carry tokens. */
@@ -14,7 +16,10 @@ interface BrowserWindow {
 }
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "");
-const size = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+/** At most `max` UTF-16 units, never half a surrogate pair. */
+const cut = (value: string, max: number): string => (value.length <= max ? value : value.slice(0, /[\uD800-\uDBFF]/.test(value[max - 1]!) ? max - 1 : max));
+const size = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) ? Math.min(Math.max(Math.round(value), 0), REPORT_LIMITS.maxScreenPixels) : 0;
 
 const pageWindow = (): BrowserWindow | undefined => {
   const window = (globalThis as { window?: BrowserWindow }).window;
@@ -37,9 +42,9 @@ export function browserInfo(): BrowserInfo {
     if (window) {
       const origin = pageOrigin();
       return {
-        userAgent: text(window.navigator?.userAgent),
-        currentUrl: origin && origin + text(window.location?.pathname),
-        hostname: text(window.location?.hostname),
+        userAgent: cut(text(window.navigator?.userAgent), REPORT_LIMITS.maxTextChars.userAgent),
+        currentUrl: cut(origin && origin + text(window.location?.pathname), REPORT_LIMITS.maxTextChars.currentUrl),
+        hostname: cut(text(window.location?.hostname), REPORT_LIMITS.maxTextChars.hostname),
         screenSize: { width: size(window.screen?.width), height: size(window.screen?.height) },
       };
     }

@@ -14,6 +14,13 @@ export const CUSTOM_PART = "docProps/custom.xml";
 export const CORE_PART = "docProps/core.xml";
 export const DOCUMENT_GUID_PROPERTY = "DocumentGuid";
 
+/**
+ * What a content id looks like (SPEC 4.6): "HASH-" and the CRC-32 of the document's GUID and
+ * created time, or of its bytes. The platform tells these apart from ids that say nothing of the
+ * content (an application's own id, a random UUID per open) with this same pattern.
+ */
+export const CONTENT_ID_PATTERN = /^HASH-[0-9A-F]{8}$/;
+
 export interface DocumentIdentity {
   /** "HASH-" followed by 8 uppercase hex digits. */
   readonly documentId: string;

@@ -7,58 +7,33 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { makeDocx } from "../../test/support/docx-fixtures.js";
+import { installPackedTelemetryClient, plainEnv, telemetryManifest, type PackedTelemetryClient, type PackResult } from "../../test/support/packed-telemetry-client.js";
 import { wordTimestamp } from "./index.js";
 import { corpusDocx, expectedId, partText } from "./test/docx.js";
 
 const run = promisify(execFile);
-const packageDir = fileURLToPath(new URL("./", import.meta.url));
+const manifest = telemetryManifest;
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { name: string; version: string };
 
-/** Child processes get no TypeScript loader from the test runner's environment. */
-const plainEnv = { ...process.env, NODE_OPTIONS: "" };
-
-interface PackResult {
-  readonly filename: string;
-  readonly files: readonly { readonly path: string }[];
-}
-
+let packed: PackedTelemetryClient;
 let work = "";
 let pack: PackResult;
 let project = "";
 let installed = "";
 
 before(async () => {
-  work = mkdtempSync(join(tmpdir(), "telemetry-tarball-"));
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], {
-    cwd: packageDir,
-    env: plainEnv,
-    maxBuffer: 8 << 20,
-  });
-  [pack] = JSON.parse(stdout) as [PackResult];
-
-  project = join(work, "consumer");
-  mkdirSync(project);
-  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "telemetry-consumer", private: true, type: "module" }));
-  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", join(work, pack.filename)], {
-    cwd: project,
-    env: plainEnv,
-    maxBuffer: 8 << 20,
-  });
-  installed = join(project, "node_modules", ...manifest.name.split("/"));
+  packed = await installPackedTelemetryClient();
+  ({ work, pack, project, installed } = packed);
 });
 
-after(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+after(() => packed?.remove());
 
 describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () => {
   test("holds the built JavaScript, its declarations, README and package.json only", () => {
@@ -153,7 +128,7 @@ describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () =>
   test("its declarations type-check a strict NodeNext consumer, in a browser (DOM) and in Node (@types/node)", async () => {
     writeFileSync(
       join(project, "consumer.ts"),
-      `import { computeDocumentId, createUsageTracker, stampDocument, type DocumentIdentity, type UsageTracker } from "${manifest.name}";
+      `import { computeDocumentId, createUsageTracker, stampDocument, type DocumentIdentity, type MetadataDrop, type TelemetryDebugEvent, type UsageTracker } from "${manifest.name}";
 
 const bytes: Uint8Array = stampDocument(new Uint8Array(0), { documentGuid: "guid", now: new Date() });
 const identity: DocumentIdentity = computeDocumentId(bytes);
@@ -163,8 +138,9 @@ const tracker: UsageTracker = createUsageTracker({ licenseKey: "k", telemetry: {
 const opened: DocumentIdentity | null = tracker.trackOpen(bytes);
 // @ts-expect-error a document id is a string
 const wrong: number = identity.documentId;
-// @ts-expect-error metadata is flat
-createUsageTracker({ telemetry: { metadata: { nested: { a: 1 } } } });
+createUsageTracker({ telemetry: { metadata: { tenant: "t1", user: null, ctx: { plan: "pro", seats: [1, 2] } }, debug: (event: TelemetryDebugEvent) => event.dropped.map((drop: MetadataDrop) => drop.path) } });
+// @ts-expect-error metadata is an object of named values
+createUsageTracker({ telemetry: { metadata: "tenant-1" } });
 export { id, created, opened, wrong };
 `,
     );

@@ -9,7 +9,10 @@ import {
   LIBRARY_VERSION,
   type CollectRequest,
   type FetchLike,
+  type TelemetryDebugEvent,
+  METADATA_LIMITS,
 } from "./index.js";
+import { REPORT_LIMITS } from "./report-limits.js";
 import { deadEndpoint, pause, startCollector, type Collector, type Respond } from "./test/collector.js";
 import { corpusDocx } from "./test/docx.js";
 
@@ -44,6 +47,8 @@ function withCollector(t: TestContext, body: (collector: Collector) => Promise<v
     const collector = await startCollector(respond);
     try {
       await body(collector);
+      // judged by the platform's own rules: every report the client sent is one the platform accepts
+      if (!respond) assert.deepEqual(collector.requests.map((request) => request.status), collector.requests.map(() => 202), collector.requests.map((r) => r.body).join("\n"));
     } finally {
       await collector.close();
     }
@@ -242,12 +247,55 @@ describe("createUsageTracker", () => {
       assert.equal(calls.length, 1);
     }));
 
-  test("metadata is a flat map: nested or non-finite values are left out", (t) =>
+  test("metadata is any JSON: nulls, nested objects and arrays are sent as configured, and the platform accepts them", (t) =>
+    withCollector(t, async (collector) => {
+      const metadata = { tenant: "t1", user: null, ctx: { plan: "pro", seats: 5, trial: false, tags: ["a", "b"] } };
+      createUsageTracker({ telemetry: { endpoint: collector.endpoint, metadata } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
+      await collector.waitFor(1);
+      assert.deepEqual(JSON.parse(collector.requests[0]!.body).metadata, metadata);
+    }));
+
+  test("what goes beyond the metadata's limits or is not JSON is left out, the report still goes, and the debug hook hears what was left out", (t) =>
+    withCollector(t, async (collector) => {
+      const heard: TelemetryDebugEvent[] = [];
+      const cycle: Record<string, unknown> = {};
+      cycle.self = cycle;
+      const metadata = {
+        tenant: "t1",
+        at: new Date("2026-01-02T03:04:05.000Z"),
+        deep: { a: { b: { c: { d: 1 } } } },
+        huge: "x".repeat(METADATA_LIMITS.maxBytes),
+        cycle,
+        fn: () => 1,
+        nan: Number.NaN,
+      };
+      createUsageTracker({ telemetry: { endpoint: collector.endpoint, metadata, debug: (event) => heard.push(event) } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
+      await collector.waitFor(1);
+      assert.deepEqual(JSON.parse(collector.requests[0]!.body).metadata, { tenant: "t1", at: "2026-01-02T03:04:05.000Z", deep: { a: { b: {} } }, nan: null });
+      assert.deepEqual(heard, [
+        {
+          type: "metadata-dropped",
+          dropped: [
+            { path: "metadata.cycle", reason: "not JSON" },
+            { path: "metadata.fn", reason: "not JSON" },
+            { path: "metadata.deep.a.b.c", reason: "too deep" },
+            { path: "metadata.huge", reason: "too large" },
+          ],
+        },
+      ]);
+      assert.equal(JSON.parse(collector.requests[0]!.body).metadataDropped, undefined);
+    }));
+
+  test("a debug hook that throws stops nothing, and without one nothing is logged", (t) =>
     quietly(t, () => {
       const { fetch, calls } = recordingFetch();
-      const metadata = { plan: "pro", nested: { a: 1 }, list: [1], nan: Number.NaN, ok: 1 } as unknown as Record<string, string>;
-      createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
-      assert.deepEqual(reportOf(calls[0]).metadata, { plan: "pro", ok: 1 });
+      const debug = () => {
+        throw new Error("hook failed");
+      };
+      createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { f: () => 1 }, debug } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
+      createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { f: () => 1 } } }).trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
+      assert.equal(calls.length, 2);
+      assert.ok(!("metadata" in reportOf(calls[0])));
     }));
 
   test("in a browser, browserInfo carries the user agent, the page's address without query or fragment, and the screen", (t) =>
@@ -276,16 +324,39 @@ describe("createUsageTracker", () => {
       });
     }));
 
-  test("a report too heavy for a page's keepalive budget is sent without keepalive, not dropped", (t) =>
+  test("every text of a report is cut to the platform's limits; a report too heavy for a page's keepalive budget still goes, without keepalive", (t) =>
+    withCollector(t, async (collector) => {
+      // control characters take 6 bytes each in JSON: the heaviest texts a page could give
+      const heavy = "\u0001".repeat(10_000);
+      const page = (pathname: string, userAgent: string, hostname: string) => ({
+        navigator: { userAgent },
+        location: { origin: "https://app.example.com", pathname, hostname },
+        screen: { width: 1e9, height: -5 },
+      });
+      const tracker = createUsageTracker({ telemetry: { endpoint: collector.endpoint, metadata: { note: "\u0001".repeat(330) } } });
+      for (const window of [page(`/${heavy}`, heavy, heavy), page("/docs", "Mozilla/5.0", "app.example.com")]) {
+        (globalThis as { window?: unknown }).window = window;
+        try {
+          tracker.trackOpen({ documentId: "HASH-00000004", documentCreatedAt: null });
+        } finally {
+          delete (globalThis as { window?: unknown }).window;
+        }
+      }
+      await collector.waitFor(2);
+      const [heavyReport, lightReport] = collector.requests.map((request) => JSON.parse(request.body));
+      assert.deepEqual(
+        [heavyReport.browserInfo.userAgent.length, heavyReport.browserInfo.currentUrl.length, heavyReport.browserInfo.hostname.length],
+        [REPORT_LIMITS.maxTextChars.userAgent, REPORT_LIMITS.maxTextChars.currentUrl, REPORT_LIMITS.maxTextChars.hostname],
+      );
+      assert.deepEqual(heavyReport.browserInfo.screenSize, { width: REPORT_LIMITS.maxScreenPixels, height: 0 });
+      assert.equal(lightReport.browserInfo.userAgent, "Mozilla/5.0");
+      assert.ok(collector.requests[0]!.body.length > KEEPALIVE_MAX_BYTES);
+    }));
+
+  test("reports go with keepalive, so one sent as the page closes is not dropped", (t) =>
     quietly(t, () => {
       const { fetch, calls } = recordingFetch();
-      const heavy = createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { note: "x".repeat(KEEPALIVE_MAX_BYTES) } } });
-      heavy.trackOpen({ documentId: "HASH-00000004", documentCreatedAt: null });
-      const light = createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { note: "x" } } });
-      light.trackOpen({ documentId: "HASH-00000004", documentCreatedAt: null });
-      assert.deepEqual(
-        calls.map((call) => call.init.keepalive),
-        [false, true],
-      );
+      createUsageTracker({ fetch, telemetry: { endpoint: ENDPOINT, metadata: { note: "x".repeat(1000) } } }).trackOpen({ documentId: "HASH-00000004", documentCreatedAt: null });
+      assert.equal(calls[0]!.init.keepalive, true);
     }));
 });

@@ -6,6 +6,7 @@
 import { browserInfo, pageOrigin, type BrowserInfo } from "./browser-info.js";
 import { computeDocumentId, type DocumentIdentity } from "./document-id.js";
 import { openDocumentSession, type DocumentSession } from "./document-session.js";
+import { asJson, boundMetadata, type Metadata, type MetadataDrop } from "./metadata.js";
 import { LIBRARY_VERSION } from "./version.js";
 
 /** The key of community and evaluation use, sent when no license key is configured. */
@@ -30,7 +31,8 @@ export const KEEPALIVE_MAX_BYTES = 32 * 1024;
 /** How long a report may take before it is abandoned, so a dead collector cannot hold a Node process open. */
 export const REPORT_TIMEOUT_MS = 10_000;
 
-export type MetadataValue = string | number | boolean | null;
+/** What the tracker tells an optional `telemetry.debug` hook. */
+export type TelemetryDebugEvent = { readonly type: "metadata-dropped"; readonly dropped: readonly MetadataDrop[] };
 
 export interface TelemetryOptions {
   /** Default true. When false no request is ever made; `trackOpen` still returns the document id. */
@@ -41,8 +43,14 @@ export interface TelemetryOptions {
    * default DEFAULT_ENDPOINT.
    */
   readonly endpoint?: string;
-  /** A flat map sent with every report; values that are not strings, finite numbers, booleans or null are left out. */
-  readonly metadata?: Readonly<Record<string, MetadataValue>>;
+  /**
+   * Sent with every report: any JSON, within METADATA_LIMITS (metadata.ts, the
+   * same definition /v1/collect applies). What exceeds them, or is not JSON,
+   * is left out and the report still goes; `debug` hears what was left out.
+   */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Called, when set, with what the tracker left out (once, when it is created). */
+  readonly debug?: (event: TelemetryDebugEvent) => void;
   /** @deprecated Use the root `licenseKey`, which wins when both are set. */
   readonly licenseKey?: string;
 }
@@ -79,7 +87,7 @@ export interface DocumentOpenEvent {
 export interface UsageReport {
   readonly libraryVersion: string;
   readonly browserInfo: BrowserInfo;
-  readonly metadata?: Readonly<Record<string, MetadataValue>>;
+  readonly metadata?: Metadata;
   readonly events: readonly DocumentOpenEvent[];
 }
 
@@ -105,15 +113,19 @@ export interface UsageTracker {
 
 const nonEmpty = (value: unknown): string | undefined => (typeof value === "string" && value !== "" ? value : undefined);
 
-function flatMetadata(metadata: unknown): Record<string, MetadataValue> | undefined {
-  if (!metadata || typeof metadata !== "object") return undefined;
-  const flat: Record<string, MetadataValue> = {};
-  for (const [key, value] of Object.entries(metadata)) {
-    const primitive =
-      value === null || typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
-    if (primitive) flat[key] = value as MetadataValue;
+/** The configured metadata as it will be sent: JSON within METADATA_LIMITS; `debug` hears what was left out. */
+function reportMetadata(metadata: unknown, debug: TelemetryOptions["debug"]): Metadata | undefined {
+  const json = asJson(metadata);
+  const bounded = boundMetadata(json.json);
+  const dropped = [...json.dropped, ...bounded.dropped];
+  if (dropped.length > 0 && typeof debug === "function") {
+    try {
+      debug({ type: "metadata-dropped", dropped });
+    } catch {
+      // a failing hook must not stop the tracker
+    }
   }
-  return flat;
+  return bounded.metadata;
 }
 
 function identify(document: unknown): DocumentIdentity | null {
@@ -161,7 +173,7 @@ export function createUsageTracker(options: UsageTrackerOptions = {}): UsageTrac
   const enabled = telemetry.enabled !== false;
   const endpoint = nonEmpty(telemetry.endpoint) ?? DEFAULT_ENDPOINT;
   const licenseKey = nonEmpty(options?.licenseKey) ?? nonEmpty(telemetry.licenseKey) ?? COMMUNITY_LICENSE_KEY;
-  const metadata = flatMetadata(telemetry.metadata);
+  const metadata = reportMetadata(telemetry.metadata, telemetry.debug);
   const transport = options?.fetch;
 
   function send(identity: DocumentIdentity): void {

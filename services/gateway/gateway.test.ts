@@ -49,7 +49,6 @@ describe("gateway", () => {
       CONVERSION_MAX_BYTES: "1024",
       SIGNING_MAX_BYTES: "1024",
       SIGNING_METADATA_MAX_BYTES: "256",
-      TELEMETRY_METADATA_MAX_BYTES: "256",
     });
     const messages = MessageLimits.of(config);
     // The other modules have their own tests against their real backends; here only their routes' validation runs.

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type ConfigOf, optionalText, positiveInt, variable } from "../core/config.js";
 
-/** Usage telemetry: Kafka, the spool and the limits of a report. README.md's configuration table lists each one (a test checks). */
+/** Usage telemetry: Kafka and the spool (a report's limits are the client library's own: clients/telemetry/report-limits.ts, metadata.ts). README.md's configuration table lists each one (a test checks). */
 export const TELEMETRY_VARIABLES = {
   kafkaBrokers: variable(
     "KAFKA_BROKERS",
@@ -16,7 +16,6 @@ export const TELEMETRY_VARIABLES = {
   telemetryConsumerGroup: variable("TELEMETRY_CONSUMER_GROUP", z.string().min(1), "docservice-usage-aggregator", "Kafka consumer group of the usage aggregator."),
   telemetryDirectTimeoutMs: variable("TELEMETRY_DIRECT_TIMEOUT_MS", positiveInt, "1000", "How long a report waits for Kafka before its events go to the local spool instead."),
   telemetrySpoolMaxBytes: variable("TELEMETRY_SPOOL_MAX_BYTES", positiveInt, "1073741824", "Largest local spool of usage events (while Kafka is away); beyond it reports get 503 with Retry-After."),
-  telemetryMetadataMaxBytes: variable("TELEMETRY_METADATA_MAX_BYTES", positiveInt, "2048", "Largest `metadata` of a usage report, as JSON."),
   telemetryServiceAddress: variable("TELEMETRY_SERVICE_ADDR", optionalText, undefined, "host:port of TelemetryService for a gateway started alone (unset there: its routes answer 503)."),
 };
 

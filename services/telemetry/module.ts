@@ -23,7 +23,6 @@ export const telemetryModule: Module<TelemetryModuleApi, PlatformConfig & Teleme
   connect: (address, { config, transport }) => remoteTelemetry(address, telemetryModule.address!.timeoutMs(config), transport),
   routes: (telemetry, config, messages) =>
     telemetryRoutes(telemetry, {
-      metadataMaxBytes: config.telemetryMetadataMaxBytes,
       collectBodyBytes: messages.route("POST", "/v1/collect"),
       licenseKeyBodyBytes: messages.route("POST", "/v1/admin/license-keys"),
     }),

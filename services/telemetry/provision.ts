@@ -58,7 +58,7 @@ export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dat
   stops.unshift(() => intake.close());
   exportSpoolSize(intake);
 
-  const service = new TelemetryService(intake, usageStore, licenseKeys, { metadataMaxBytes: config.telemetryMetadataMaxBytes });
+  const service = new TelemetryService(intake, usageStore, licenseKeys);
   log.info({ pipeline: config.kafkaBrokers.length > 0 ? `kafka ${config.kafkaBrokers.join(",")}` : "embedded", spooled: spool.bytes }, "telemetry service ready");
   return {
     service,

@@ -12,7 +12,14 @@ import type { UsageReport } from "./usage-report.js";
  */
 export function remoteTelemetry(address: string, timeoutMs: number, transport: InternalTransport): TelemetryModuleApi {
   const { api } = remoteApi(TelemetryServiceService, { serviceName: "The telemetry service", address, timeoutMs, transport });
-  return { ...api, accept: (report) => api.collect(collectRequestOf(report)) };
+  return {
+    ...api,
+    // what the gateway's edge left out of the metadata was left out before the report travelled
+    accept: async (report) => {
+      const response = await api.collect(collectRequestOf(report));
+      return { ...response, metadataDropped: [...report.metadataDropped, ...response.metadataDropped] };
+    },
+  };
 }
 
 /** A checked report as the wire carries it. */

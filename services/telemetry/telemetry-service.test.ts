@@ -24,7 +24,7 @@ const licenseKeys = new EmbeddedLicenseKeyStore(join(root, "license-keys"));
 const usageStore = new EmbeddedUsageStore(join(root, "usage"));
 const accepted: UsageRecord[][] = [];
 const intake = { accept: async (records: UsageRecord[]) => void accepted.push(records) } as UsageIntake;
-const telemetry = new TelemetryService(intake, usageStore, licenseKeys, { metadataMaxBytes: 200 });
+const telemetry = new TelemetryService(intake, usageStore, licenseKeys);
 
 after(async () => {
   await licenseKeys.close();
@@ -48,26 +48,26 @@ describe("TelemetryService: license keys are checked before any store sees them"
   });
 
   test("collect: no key is the community key, which is always accepted", async () => {
-    assert.deepEqual(await telemetry.collect(report()), { accepted: 1 });
-    assert.deepEqual(await telemetry.collect(report({ licenseKey: COMMUNITY_LICENSE_KEY })), { accepted: 1 });
+    assert.deepEqual(await telemetry.collect(report()), { accepted: 1, metadataDropped: [] });
+    assert.deepEqual(await telemetry.collect(report({ licenseKey: COMMUNITY_LICENSE_KEY })), { accepted: 1, metadataDropped: [] });
     assert.deepEqual(accepted.map((records) => records[0].licenseKey), [COMMUNITY_LICENSE_KEY, COMMUNITY_LICENSE_KEY]);
   });
 
   test("getUsage, addLicenseKey and removeLicenseKey: a malformed key is a VALIDATION_ERROR naming licenseKey", async () => {
     for (const licenseKey of MALFORMED_KEYS) {
-      assert.deepEqual(await fields(telemetry.getUsage({ licenseKey, from: "2026-11-01", to: "2026-11-30" })), ["licenseKey"]);
+      assert.deepEqual(await fields(telemetry.getUsage({ licenseKey, from: "2026-11-01", to: "2026-11-30", groupBy: "" })), ["licenseKey"]);
       assert.deepEqual(await fields(telemetry.addLicenseKey({ licenseKey })), ["licenseKey"]);
       assert.deepEqual(await fields(telemetry.removeLicenseKey({ licenseKey })), ["licenseKey"]);
     }
-    assert.deepEqual(await fields(telemetry.getUsage({ licenseKey: "", from: "2026-11-01", to: "2026-11-30" })), ["licenseKey"]);
+    assert.deepEqual(await fields(telemetry.getUsage({ licenseKey: "", from: "2026-11-01", to: "2026-11-30", groupBy: "" })), ["licenseKey"]);
     assert.deepEqual(await fields(telemetry.removeLicenseKey({ licenseKey: "" })), ["licenseKey"]);
   });
 
   test("keys of 8 and 128 characters are added, used, queried and removed", async () => {
     for (const licenseKey of ["lic_1234", `lic_${"m".repeat(124)}`]) {
       assert.equal((await telemetry.addLicenseKey({ licenseKey, customer: "Acme" })).key?.licenseKey, licenseKey);
-      assert.deepEqual(await telemetry.collect(report({ licenseKey })), { accepted: 1 });
-      assert.equal((await telemetry.getUsage({ licenseKey, from: "2026-11-01", to: "2026-11-30" })).licenseKey, licenseKey);
+      assert.equal((await telemetry.collect(report({ licenseKey }))).accepted, 1);
+      assert.equal((await telemetry.getUsage({ licenseKey, from: "2026-11-01", to: "2026-11-30", groupBy: "" })).licenseKey, licenseKey);
       assert.deepEqual(await telemetry.removeLicenseKey({ licenseKey }), { removed: true });
     }
   });
@@ -80,10 +80,10 @@ describe("TelemetryService: a report from a Connect or gRPC caller is held to th
     assert.deepEqual(await fields(telemetry.collect(report(event("d".repeat(100_000))))), ["events[0].documentId"]);
     assert.deepEqual(await fields(telemetry.collect(report(event("HASH-1\r\nX: y")))), ["events[0].documentId"]);
     assert.deepEqual(await fields(telemetry.collect(report(event("")))), ["events[0].documentId"]);
-    assert.deepEqual(await telemetry.collect(report(event(`ünïcode-${"d".repeat(120)}`))), { accepted: 1 });
+    assert.equal((await telemetry.collect(report(event(`ünïcode-${"d".repeat(120)}`)))).accepted, 1);
   });
 
-  test("texts, metadata and the number of events are bounded", async () => {
+  test("texts and the number of events are bounded", async () => {
     const text = "x".repeat(5000);
     assert.deepEqual(await fields(telemetry.collect(report({ libraryVersion: text, browserInfo: { userAgent: text, currentUrl: text, hostname: text } }))), [
       "libraryVersion",
@@ -91,13 +91,26 @@ describe("TelemetryService: a report from a Connect or gRPC caller is held to th
       "browserInfo.currentUrl",
       "browserInfo.hostname",
     ]);
-    const manyKeys = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, "v"]));
-    assert.deepEqual(await fields(telemetry.collect(report({ metadata: manyKeys }))), ["metadata"]);
-    assert.deepEqual(await fields(telemetry.collect(report({ metadata: { ["k".repeat(65)]: "v" } }))), ["metadata"]);
-    assert.deepEqual(await fields(telemetry.collect(report({ metadata: { pad: "x".repeat(300) } }))), ["metadata"]);
     const events = Array.from({ length: 101 }, () => ({ timestamp: new Date(), documentId: "HASH-1", documentCreatedAt: text }));
     assert.deepEqual(await fields(telemetry.collect(report({ events }))), ["events"]);
     assert.deepEqual(await fields(telemetry.collect(report({ events: events.slice(0, 1) }))), ["events[0].documentCreatedAt"]);
+  });
+});
+
+describe("TelemetryService: metadata from a Connect or gRPC caller is bounded by the client library's own definition", () => {
+  test("any JSON object is accepted; what goes beyond the limits is left out and named, and the events are accepted", async () => {
+    accepted.length = 0;
+    const deep = { a: { b: { c: { d: "too deep" }, kept: 1 } } };
+    const response = await telemetry.collect(report({ metadata: { tenant: "t1", user: null, deep, ["k".repeat(65)]: "v", pad: "x".repeat(5000) } }));
+    assert.deepEqual(response, {
+      accepted: 1,
+      metadataDropped: [
+        { path: "metadata.deep.a.b.c", reason: "too deep" },
+        { path: `metadata.${"k".repeat(65)}`, reason: "key too long" },
+        { path: "metadata.pad", reason: "too large" },
+      ],
+    });
+    assert.deepEqual(accepted[0]![0]!.metadata, { tenant: "t1", user: null, deep: { a: { b: { kept: 1 } } } });
   });
 });
 
@@ -106,13 +119,14 @@ describe("TelemetryService: a report is converted once, at the edge it came in a
     licenseKey: COMMUNITY_LICENSE_KEY,
     libraryVersion: "1.0.0",
     hostname: "editor.example",
-    metadata: { tenant: "a" },
+    metadata: { tenant: "a", user: null, ctx: { plan: "pro", seats: [1, 2] } },
+    metadataDropped: [],
     events: [{ documentId: "HASH-00000001", documentCreatedAt: null, openedAt: "2026-11-21T09:30:00.000Z" }],
   };
 
   test("a CollectRequest becomes the UsageReport the records are made of: openedAt in UTC, an empty documentCreatedAt null", async () => {
-    const request = report({ browserInfo: { hostname: "editor.example", userAgent: "UA" }, metadata: { tenant: "a" } });
-    assert.deepEqual(usageReportFromCollectRequest(request, { metadataMaxBytes: 200 }), checked);
+    const request = report({ browserInfo: { hostname: "editor.example", userAgent: "UA" }, metadata: checked.metadata });
+    assert.deepEqual(usageReportFromCollectRequest(request), checked);
     accepted.length = 0;
     await telemetry.collect(request);
     const [record] = accepted[0];
@@ -125,18 +139,18 @@ describe("TelemetryService: a report is converted once, at the edge it came in a
       openedAt: "2026-11-21T09:30:00.000Z",
       libraryVersion: "1.0.0",
       hostname: "editor.example",
-      metadata: { tenant: "a" },
+      metadata: checked.metadata,
     });
   });
 
   test("in process, a checked report is accepted as it is, not through the gRPC edge again", async () => {
-    const local = new TelemetryService(intake, usageStore, licenseKeys, { metadataMaxBytes: 1 });
-    // metadataMaxBytes 1: the gRPC edge would refuse this report, so accepting it shows it was not checked twice
-    assert.deepEqual(await local.accept(checked), { accepted: 1 });
+    // a documentId the gRPC edge would refuse: accepting it shows the report was not checked twice
+    const unchecked = { ...checked, events: [{ ...checked.events[0]!, documentId: "d".repeat(200) }] };
+    assert.deepEqual(await telemetry.accept(unchecked), { accepted: 1, metadataDropped: [] });
   });
 
   test("to a remote service, the report travels as a CollectRequest that its edge turns back into the same report", () => {
     const sent = collectRequestOf(checked);
-    assert.deepEqual(usageReportFromCollectRequest(CollectRequest.decode(CollectRequest.encode(sent).finish()), { metadataMaxBytes: 200 }), checked);
+    assert.deepEqual(usageReportFromCollectRequest(CollectRequest.decode(CollectRequest.encode(sent).finish())), checked);
   });
 });

@@ -12,6 +12,7 @@ import type {
   RemoveLicenseKeyResponse,
   TelemetryServiceService,
 } from "../../gen/ts-proto/docservice/v1/telemetry.js";
+import { METADATA_LIMITS } from "../../clients/telemetry/metadata.js";
 import { ServiceError, validationError, type FieldIssue } from "../core/errors.js";
 import type { UnaryApi } from "../grpc/unary-api.js";
 import { usageReportFromCollectRequest } from "./intake/collect-request-check.js";
@@ -32,11 +33,6 @@ export interface TelemetryModuleApi extends TelemetryApi {
 /** How long a license key lookup is cached: a removed key is refused within this. */
 const KEY_CACHE_MS = 5000;
 
-export interface TelemetryLimits {
-  /** Largest `metadata` of a report, as JSON. */
-  metadataMaxBytes: number;
-}
-
 /**
  * Usage telemetry: accepts reports (once durable), answers exact usage, and
  * manages the license keys allowed to report. The community key is always
@@ -49,7 +45,6 @@ export class TelemetryService implements TelemetryModuleApi {
     private readonly intake: UsageIntake,
     private readonly usageStore: UsageStore,
     private readonly licenseKeys: LicenseKeyStore,
-    private readonly limits: TelemetryLimits,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -59,7 +54,7 @@ export class TelemetryService implements TelemetryModuleApi {
    * a well-formed one that is not registered UNAUTHENTICATED (401).
    */
   async collect(request: CollectRequest): Promise<CollectResponse> {
-    return this.accept(usageReportFromCollectRequest(request, this.limits));
+    return this.accept(usageReportFromCollectRequest(request));
   }
 
   /** A report an edge has checked and converted (usage-report.ts): accepted once its license key is known and its events are durable. */
@@ -82,22 +77,28 @@ export class TelemetryService implements TelemetryModuleApi {
       }),
     );
     await this.intake.accept(records);
-    return { accepted: records.length };
+    return { accepted: records.length, metadataDropped: [...report.metadataDropped] };
   }
 
   async getUsage(request: GetUsageRequest): Promise<GetUsageResponse> {
     requireLicenseKey(request.licenseKey);
-    const usage = await this.usageStore.usage(request.licenseKey, request.from, request.to);
+    const key = request.groupBy ? groupByKey(request.groupBy) : undefined;
+    const [usage, grouped] = await Promise.all([
+      this.usageStore.usage(request.licenseKey, request.from, request.to),
+      key === undefined ? undefined : this.usageStore.usageBy(request.licenseKey, request.from, request.to, key),
+    ]);
     return {
       licenseKey: request.licenseKey,
       from: request.from,
       to: request.to,
       documents: usage.documents,
+      documentsWithoutContentId: usage.documentsWithoutContentId,
       opens: usage.opens,
       byDay: usage.byDay,
       byMonth: usage.byMonth,
       firstSeen: usage.firstSeen ? new Date(usage.firstSeen) : undefined,
       lastSeen: usage.lastSeen ? new Date(usage.lastSeen) : undefined,
+      grouped: grouped && { ...grouped, otherValues: grouped.otherValues && { value: "", ...grouped.otherValues } },
     };
   }
 
@@ -137,6 +138,15 @@ export class TelemetryService implements TelemetryModuleApi {
     this.knownKeys.set(licenseKey, { known, until: Date.now() + KEY_CACHE_MS });
     return known;
   }
+}
+
+/** The metadata key of `groupBy=metadata.<key>`, or a VALIDATION_ERROR naming groupBy. */
+function groupByKey(groupBy: string): string {
+  const key = groupBy.startsWith("metadata.") ? groupBy.slice("metadata.".length) : "";
+  if (key.length < 1 || key.length > METADATA_LIMITS.maxKeyChars) {
+    throw validationError([{ field: "groupBy", issue: `must be metadata.<key>, with a key of 1 to ${METADATA_LIMITS.maxKeyChars} characters` }]);
+  }
+  return key;
 }
 
 function licenseKeyIssues(licenseKey: string): FieldIssue[] {

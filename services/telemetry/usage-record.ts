@@ -1,3 +1,5 @@
+import type { Metadata } from "../../clients/telemetry/metadata.js";
+
 /**
  * One accepted usage event, as written to Kafka (or the spool) and read by the
  * aggregator. Plain JSON.
@@ -16,8 +18,12 @@ export interface UsageRecord {
   receivedAt: string;
   libraryVersion: string;
   hostname: string;
-  /** The report's flat metadata; part of what makes a document distinct. */
-  metadata: Record<string, string>;
+  /**
+   * The report's metadata (any JSON object within its limits): dimensions to
+   * count by, never part of the document's identity. Records written before
+   * metadata could nest carry flat string values, which read the same way.
+   */
+  metadata: Metadata;
 }
 
 /**

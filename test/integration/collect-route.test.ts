@@ -24,7 +24,7 @@ describe("/v1/collect and /v1/usage (embedded pipeline)", () => {
   });
   after(() => platform?.stop());
 
-  test("a report is counted at once: same document many times once, other metadata another document, other days apart", async () => {
+  test("a report is counted at once: same document many times once, also under other metadata, other days apart", async () => {
     const key = ((await (await admin("POST", "/v1/admin/license-keys", { licenseKey: "lic_embedded_e2e", customer: "Acme" })).json()) as any).licenseKey;
     assert.equal(key, "lic_embedded_e2e");
     for (let i = 0; i < 3; i++) assert.deepEqual((await collect(base, report(["HASH-1"]), key)).body, { accepted: 1 });
@@ -33,10 +33,60 @@ describe("/v1/collect and /v1/usage (embedded pipeline)", () => {
     const day = today();
     const { status, body } = await usage(base, key, "2026-11-01", day);
     assert.equal(status, 200);
-    assert.equal(body.documents, 3, JSON.stringify(body));
+    assert.equal(body.documents, 2, JSON.stringify(body));
     assert.equal(body.opens, 6);
-    assert.deepEqual(body.byDay.find((d: any) => d.date === "2026-11-01"), { date: "2026-11-01", documents: 1, opens: 1 });
-    if (day !== "2026-11-01") assert.deepEqual(body.byDay.find((d: any) => d.date === day), { date: day, documents: 3, opens: 5 });
+    // HASH-1 and HASH-2 are not content ids (HASH- and 8 hex digits)
+    assert.deepEqual(body.byDay.find((d: any) => d.date === "2026-11-01"), { date: "2026-11-01", documents: 1, documentsWithoutContentId: 1, opens: 1 });
+    if (day !== "2026-11-01") assert.deepEqual(body.byDay.find((d: any) => d.date === day), { date: day, documents: 2, documentsWithoutContentId: 2, opens: 5 });
+  });
+
+  test("a tenant's bill: groupBy=metadata.tenant in JSON and as CSV (a formula-like value defused), documents without content ids, bad groupBy refused", async () => {
+    const key = ((await (await admin("POST", "/v1/admin/license-keys", { customer: "Grouped" })).json()) as any).licenseKey;
+    const formula = "=HYPERLINK(\"http://evil.example\",\"x\")";
+    assert.equal((await collect(base, report(["HASH-0000A001", "HASH-0000A002"], { metadata: { tenant: "acme", user: null } }), key)).status, 202);
+    assert.equal((await collect(base, report(["HASH-0000A001"], { metadata: { tenant: formula, ctx: { plan: "pro" } } }), key)).status, 202);
+    assert.equal((await collect(base, report(["invoice-17"], { metadata: { tenant: "acme" } }), key)).status, 202);
+    const day = today();
+
+    const grouped = await usage(base, key, day, day, ADMIN_TOKEN, "metadata.tenant");
+    assert.equal(grouped.status, 200, JSON.stringify(grouped.body));
+    assert.deepEqual([grouped.body.documents, grouped.body.documentsWithoutContentId, grouped.body.opens], [3, 1, 4]);
+    const month = day.slice(0, 7);
+    assert.deepEqual(grouped.body.grouped, {
+      key: "tenant",
+      groups: [
+        { value: "acme", documents: 3, opens: 3, byMonth: [{ month, documents: 3, opens: 3 }] },
+        { value: formula, documents: 1, opens: 1, byMonth: [{ month, documents: 1, opens: 1 }] },
+      ],
+    });
+
+    const csv = await fetch(`${base}/v1/usage?licenseKey=${key}&from=${day}&to=${day}&groupBy=metadata.tenant`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, Accept: "text/csv" } });
+    assert.equal(csv.status, 200);
+    assert.equal(csv.headers.get("content-type"), "text/csv; charset=utf-8");
+    const lines = (await csv.text()).split("\r\n");
+    assert.deepEqual(lines, [
+      "licenseKey,key,value,period,documents,opens",
+      `${key},tenant,acme,${month},3,3`,
+      `${key},tenant,acme,${day}..${day},3,3`,
+      `${key},tenant,"'=HYPERLINK(""http://evil.example"",""x"")",${month},1,1`,
+      `${key},tenant,"'=HYPERLINK(""http://evil.example"",""x"")",${day}..${day},1,1`,
+      "",
+    ]);
+    const plain = await (await fetch(`${base}/v1/usage?licenseKey=${key}&from=${day}&to=${day}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, Accept: "text/csv" } })).text();
+    assert.deepEqual(plain.split("\r\n"), [
+      "licenseKey,period,documents,documentsWithoutContentId,opens",
+      `${key},${day},3,1,4`,
+      `${key},${month},3,1,4`,
+      `${key},${day}..${day},3,1,4`,
+      "",
+    ]);
+
+    for (const groupBy of ["tenant", "metadata.", `metadata.${"k".repeat(65)}`]) {
+      const refused = await usage(base, key, day, day, ADMIN_TOKEN, groupBy);
+      assert.deepEqual([refused.status, refused.body.details?.map((d: { field: string }) => d.field)], [400, ["groupBy"]], groupBy);
+    }
+    const tooLong = await usage(base, key, "2026-01-01", "2026-02-15", ADMIN_TOKEN, "metadata.tenant");
+    assert.deepEqual([tooLong.status, tooLong.body.details?.map((d: { field: string }) => d.field)], [400, ["to"]]);
   });
 
   test("the community key is always accepted, also without the header; an unknown key is 401", async () => {
@@ -90,7 +140,6 @@ describe("/v1/collect and /v1/usage (embedded pipeline)", () => {
     assert.deepEqual(await fields({ libraryVersion: 2, events: [event] }), ["libraryVersion"]);
     assert.deepEqual(await fields({ events: [event] }), ["libraryVersion"]);
     assert.deepEqual(await fields({ superdocVersion: "1", browserInfo: { screenSize: { width: "wide" } }, events: [event] }), ["browserInfo.screenSize.width"]);
-    assert.deepEqual(await fields({ superdocVersion: "1", metadata: { nested: { a: 1 } }, events: [event] }), ["metadata.nested"]);
     assert.deepEqual(await fields([event]), ["body"]);
     // unknown fields are ignored; empty browser info (outside a browser) is fine
     const tolerant = await collect(base, { superdocVersion: "1", extra: true, browserInfo: { userAgent: "", currentUrl: "", hostname: "", screenSize: { width: 0, height: 0 } }, events: [{ ...event, documentCreatedAt: "2011-11-24T13:24:12.00Z", more: 1 }] });

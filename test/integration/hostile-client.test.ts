@@ -172,6 +172,10 @@ describe("a hostile client against the embedded platform", { timeout: 15 * 60_00
       assertSound(what, answer);
       assert.ok([400, 413].includes(answer.status), `${what}: ${answer.status} ${answer.text.slice(0, 300)}`);
     }
+    // CollectRequest.metadata (field 6) as a Struct 3,000 levels deep: refused by the decoder's own recursion limit
+    const report = Buffer.concat([Buffer.from([0x32]), varint(deepStructBinary(3_000).length), deepStructBinary(3_000)]);
+    const collectGrpc = await rawGrpcCall(grpcPort, "/docservice.v1.TelemetryService/Collect", grpcEnvelope(report), {});
+    assert.equal(collectGrpc.status, 3, `gRPC deep Struct in Collect: ${collectGrpc.status} ${collectGrpc.message}`);
     const connect = await send("/docservice.v1.SigningService/Sign", { method: "POST", headers: { ...json, ...auth() }, body: `{"metadata":${deepJson(20_000)}}` });
     assert.equal(connect.status, 400, connect.text);
     assert.match(connect.text, /invalid_argument/);

@@ -68,7 +68,7 @@ describe("KafkaUsageLog", () => {
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
     const log = new KafkaUsageLog(client, topic);
     try {
-      // About 2 KB of metadata each (TELEMETRY_METADATA_MAX_BYTES): 1,000 of them are 2 MB, in one partition.
+      // About 2 KB of metadata each (METADATA_LIMITS.maxBytes): 1,000 of them are 2 MB, in one partition.
       const metadata = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`field-${i}`, "x".repeat(120)]));
       const records = Array.from({ length: 1000 }, (_, n) => ({ ...record("license-metadata", n), metadata }));
       await log.write(records);

@@ -12,7 +12,7 @@ import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
 import { answers, startService, type ServiceProcess } from "../support/service-process.js";
-import { collect, kafkaModeEnv, registerLicenseKey, report, today, usage, usageWhen } from "../support/usage-reports.js";
+import { ADMIN_TOKEN, collect, kafkaModeEnv, registerLicenseKey, report, today, usage, usageWhen } from "../support/usage-reports.js";
 
 describe("telemetry through Kafka", () => {
   let kafka: KafkaBroker;
@@ -50,11 +50,14 @@ describe("telemetry through Kafka", () => {
     const key = await licenseKey("e2e");
     for (let i = 0; i < 5; i++) assert.equal((await collect(base, report(["HASH-0000000A"]), key)).status, 202);
     assert.equal((await collect(base, report(["HASH-0000000B", "HASH-0000000C"]), key)).status, 202);
-    // the same id under other metadata is another document
+    // the same id under other metadata is the same document
     assert.equal((await collect(base, report(["HASH-0000000A"], { metadata: { tenant: "other" } }), key)).status, 202);
     const counted = await usageWhen(base, key, range(), (u) => u.opens === 8);
-    assert.equal(counted.documents, 4);
-    assert.deepEqual(counted.byDay, [{ date: today(), documents: 4, opens: 8 }]);
+    assert.equal(counted.documents, 3);
+    assert.deepEqual(counted.byDay, [{ date: today(), documents: 3, documentsWithoutContentId: 0, opens: 8 }]);
+    // counted per tenant by the aggregator in Redis: only the report that carried a tenant
+    const grouped = (await usage(base, key, today(), today(), ADMIN_TOKEN, "metadata.tenant")).body.grouped;
+    assert.deepEqual(grouped.groups.map((g: { value: string; documents: number; opens: number }) => [g.value, g.documents, g.opens]), [["other", 1, 1]]);
 
     const metrics = await (await fetch(`${base}/metrics`)).text();
     assert.match(metrics, /^docservice_usage_consumer_lag \d+/m);

@@ -2,7 +2,7 @@
 // implementations of each against one contract, LMDB in a temp dir (with an
 // injectable clock) and real Redis.
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { ServiceError } from "../../services/core/errors.js";
 import { createLogger } from "../../services/core/logger.js";
 import { connectRedis, type RedisClient } from "../../services/core/redis-client.js";
 import { EmbeddedLicenseKeyStore } from "../../services/telemetry/license-keys/embedded-license-key-store.js";
+import { open as openLmdb } from "lmdb";
 import { EmbeddedUsageStore } from "../../services/telemetry/usage/embedded-usage-store.js";
 import type { LicenseKeyStore } from "../../services/telemetry/license-keys/license-key-store.js";
 import { RedisLicenseKeyStore } from "../../services/telemetry/license-keys/redis-license-key-store.js";
@@ -24,7 +25,7 @@ import { startRedis, type RedisServer } from "../support/redis.js";
 /** A fresh license key per test, so the tests of one store do not see each other's counts. */
 const newKey = (name: string) => `lk-${name}-${randomUUID().slice(0, 8)}`;
 
-function open(licenseKey: string, documentId: string, openedAt: string, metadata: Record<string, string> = {}): UsageRecord {
+function open(licenseKey: string, documentId: string, openedAt: string, metadata: UsageRecord["metadata"] = {}): UsageRecord {
   return {
     eventId: randomUUID(),
     licenseKey,
@@ -91,7 +92,107 @@ async function recordAtVolume(store: UsageStore, label: string) {
   assert.deepEqual(await store.usage(licenseKey, days[0], days[2]), usage);
 }
 
+/** The member a record had before metadata became dimensions: SHA-256 of its documentId with its metadata (keys sorted), 16 bytes, base64url. */
+function earlierMember(documentId: string, metadata: Record<string, string>): string {
+  const fields = Object.keys(metadata).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(metadata[k])}`);
+  return createHash("sha256").update(`{"documentId":${JSON.stringify(documentId)},"metadata":{${fields.join(",")}}}`).digest().subarray(0, 16).toString("base64url");
+}
+
+/**
+ * Usage counted under the earlier rule (a document per documentId and metadata), written as that
+ * version wrote it, then new opens of the same documents: a document counted from reports without
+ * metadata meets its new opens; one counted with metadata keeps the member it had.
+ */
+async function earlierUsageKeepsAnswering(writeEarlier: (key: string, day: string, members: string[], opens: number) => Promise<UsageStore>) {
+  const key = newKey("earlier");
+  const store = await writeEarlier(key, "2026-06-01", [earlierMember("HASH-00000001", {}), earlierMember("HASH-00000002", { tenant: "a" })], 2);
+  const before = await store.usage(key, "2026-06-01", "2026-06-01");
+  assert.deepEqual([before.documents, before.opens], [2, 2], "stored usage answers as it did");
+  await store.record([open(key, "HASH-00000001", "2026-06-01T10:00:00.000Z", { tenant: "b" }), open(key, "HASH-00000002", "2026-06-01T11:00:00.000Z", { tenant: "a" })]);
+  const after = await store.usage(key, "2026-06-01", "2026-06-01");
+  assert.deepEqual([after.documents, after.opens], [3, 4], "HASH-00000001 met its earlier member; HASH-00000002's earlier one was per metadata");
+}
+
 function usageContract(store: () => UsageStore) {
+  test("groupBy a metadata key: exact documents and opens per value, per month and over the range; a document under two values counts in each", async () => {
+    const key = newKey("groups");
+    await store().record([
+      open(key, "HASH-00000001", "2026-09-29T10:00:00.000Z", { tenant: "t1", plan: "pro" }),
+      open(key, "HASH-00000001", "2026-09-30T10:00:00.000Z", { tenant: "t1", user: "u2" }),
+      open(key, "HASH-00000002", "2026-10-01T10:00:00.000Z", { tenant: "t2", ctx: { plan: "pro" } }),
+      open(key, "HASH-00000001", "2026-10-02T10:00:00.000Z", { tenant: "t2" }),
+      open(key, "HASH-00000003", "2026-10-02T11:00:00.000Z", { tenant: 5 }),
+      open(key, "HASH-00000004", "2026-10-02T12:00:00.000Z"),
+    ]);
+    const months = (september: [number, number], october: [number, number]) => [
+      { month: "2026-09", documents: september[0], opens: september[1] },
+      { month: "2026-10", documents: october[0], opens: october[1] },
+    ];
+    assert.deepEqual(await store().usageBy(key, "2026-09-29", "2026-10-02", "tenant"), {
+      key: "tenant",
+      groups: [
+        { value: "t2", documents: 2, opens: 2, byMonth: months([0, 0], [2, 2]) },
+        { value: "t1", documents: 1, opens: 2, byMonth: months([1, 2], [0, 0]) },
+        { value: "5", documents: 1, opens: 1, byMonth: months([0, 0], [1, 1]) },
+      ],
+    });
+    const total = await store().usage(key, "2026-09-29", "2026-10-02");
+    assert.deepEqual([total.documents, total.opens], [4, 6], "every document once, whatever its values");
+    assert.deepEqual((await store().usageBy(key, "2026-09-29", "2026-10-02", "ctx")).groups.map((g) => [g.value, g.documents]), [['{"plan":"pro"}', 1]]);
+    // a part of a month: the range's counts, the month's whole
+    assert.deepEqual(await store().usageBy(key, "2026-10-02", "2026-10-02", "tenant"), {
+      key: "tenant",
+      groups: [
+        { value: "5", documents: 1, opens: 1, byMonth: [{ month: "2026-10", documents: 1, opens: 1 }] },
+        { value: "t2", documents: 1, opens: 1, byMonth: [{ month: "2026-10", documents: 2, opens: 2 }] },
+      ],
+    });
+    assert.deepEqual(await store().usageBy(key, "2026-09-29", "2026-10-02", "never-sent"), { key: "never-sent", groups: [] });
+    await assert.rejects(store().usageBy(key, "2026-09-01", "2026-10-02", "tenant"), assertServiceError("VALIDATION_ERROR", ["to"]));
+  });
+
+  test("documents without a content id are counted apart: an application's own ids and a random one per open", async () => {
+    const key = newKey("content-ids");
+    await store().record([
+      open(key, "HASH-0000000A", "2026-09-10T10:00:00.000Z"),
+      open(key, "HASH-0000000A", "2026-09-10T11:00:00.000Z"),
+      open(key, randomUUID(), "2026-09-10T12:00:00.000Z"),
+      open(key, randomUUID(), "2026-09-10T13:00:00.000Z"),
+      open(key, "invoice-2026-0001", "2026-09-11T10:00:00.000Z"),
+      open(key, "hash-0000000a", "2026-09-11T11:00:00.000Z"),
+    ]);
+    const usage = await store().usage(key, "2026-09-10", "2026-09-11");
+    assert.deepEqual([usage.documents, usage.documentsWithoutContentId, usage.opens], [5, 4, 6]);
+    assert.deepEqual(
+      usage.byDay.map((d) => [d.date, d.documents, d.documentsWithoutContentId]),
+      [
+        ["2026-09-10", 3, 2],
+        ["2026-09-11", 2, 2],
+      ],
+    );
+    assert.equal(usage.byMonth[0].documentsWithoutContentId, 4);
+  });
+
+  test("a month counts 1,000 values of a key, the next together as other values, and 64 keys; the next month starts afresh", async () => {
+    const key = newKey("bounded");
+    const tenants = Array.from({ length: 1005 }, (_, i) => open(key, `HASH-${i.toString(16).toUpperCase().padStart(8, "0")}`, "2026-08-03T10:00:00.000Z", { tenant: `t${i}` }));
+    for (let i = 0; i < tenants.length; i += 500) await store().record(tenants.slice(i, i + 500));
+    // with tenant, 64 keys that month
+    const many = Object.fromEntries(Array.from({ length: 63 }, (_, i) => [`k${i}`, "v"]));
+    await store().record([open(key, "HASH-0000FFFF", "2026-08-04T10:00:00.000Z", many), open(key, "HASH-0000FFFF", "2026-08-04T11:00:00.000Z", { late: "x" })]);
+    await store().record([open(key, "HASH-0000FFFF", "2026-09-01T10:00:00.000Z", { tenant: "t1004", late: "y" })]);
+
+    const august = await store().usageBy(key, "2026-08-01", "2026-08-31", "tenant");
+    assert.equal(august.groups.length, 1000);
+    assert.ok(august.groups.every((g) => g.documents === 1 && g.opens === 1));
+    assert.deepEqual(august.otherValues, { documents: 5, opens: 5, byMonth: [{ month: "2026-08", documents: 5, opens: 5 }] });
+    assert.deepEqual((await store().usageBy(key, "2026-08-01", "2026-08-31", "k62")).groups.map((g) => g.documents), [1]);
+    assert.deepEqual((await store().usageBy(key, "2026-08-01", "2026-08-31", "late")).groups, [], "a 65th key that month is not counted");
+    const september = await store().usageBy(key, "2026-09-01", "2026-09-30", "tenant");
+    assert.deepEqual([september.groups.map((g) => g.value), september.otherValues], [["t1004"], undefined]);
+    assert.deepEqual((await store().usageBy(key, "2026-09-01", "2026-09-30", "late")).groups.map((g) => g.value), ["y"]);
+  });
+
   test("distinct documents are exact per day, per month and over the range; opens count every event", async () => {
     const key = newKey("distinct");
     await store().record([
@@ -126,16 +227,17 @@ function usageContract(store: () => UsageStore) {
     assert.deepEqual([oneDay.documents, oneDay.opens], [1, 1]);
   });
 
-  test("the same documentId under different metadata is another document; key order does not matter", async () => {
+  test("a document is its documentId: the same id under any metadata is one document", async () => {
     const key = newKey("metadata");
     await store().record([
       open(key, "doc", "2026-07-01T10:00:00.000Z", { team: "a", app: "x" }),
-      open(key, "doc", "2026-07-01T11:00:00.000Z", { app: "x", team: "a" }),
+      open(key, "doc", "2026-07-01T11:00:00.000Z", { user: null, ctx: { plan: "pro" } }),
       open(key, "doc", "2026-07-01T12:00:00.000Z", { team: "b", app: "x" }),
       open(key, "doc", "2026-07-01T13:00:00.000Z"),
+      open(key, "other", "2026-07-01T14:00:00.000Z", { team: "a" }),
     ]);
     const usage = await store().usage(key, "2026-07-01", "2026-07-01");
-    assert.deepEqual([usage.documents, usage.opens], [3, 4]);
+    assert.deepEqual([usage.documents, usage.opens], [2, 5]);
   });
 
   test("replaying the same eventIds changes nothing, within a batch or across batches", async () => {
@@ -234,9 +336,10 @@ function usageContract(store: () => UsageStore) {
     const none = await store().usage(newKey("unknown"), "2026-10-01", "2026-10-03");
     assert.deepEqual(none, {
       documents: 0,
+      documentsWithoutContentId: 0,
       opens: 0,
-      byDay: ["2026-10-01", "2026-10-02", "2026-10-03"].map((date) => ({ date, documents: 0, opens: 0 })),
-      byMonth: [{ month: "2026-10", documents: 0, opens: 0 }],
+      byDay: ["2026-10-01", "2026-10-02", "2026-10-03"].map((date) => ({ date, documents: 0, documentsWithoutContentId: 0, opens: 0 })),
+      byMonth: [{ month: "2026-10", documents: 0, documentsWithoutContentId: 0, opens: 0 }],
     });
   });
 
@@ -377,6 +480,25 @@ describe("EmbeddedUsageStore (LMDB)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(store, "EmbeddedUsageStore"));
 
+  test("usage stored under the earlier rule keeps answering, and meets new opens where it can", async () => {
+    const earlierDir = mkdtempSync(join(tmpdir(), "docservice-usage-earlier-"));
+    let opened: EmbeddedUsageStore | undefined;
+    try {
+      await earlierUsageKeepsAnswering(async (key, day, members, opens) => {
+        const db = openLmdb({ path: earlierDir, compression: false });
+        for (const period of [day, day.slice(0, 7)]) {
+          for (const member of members) await db.put(`docs:${encodeURIComponent(key)}:${period}:${member}`, 1);
+          await db.put(`opens:${encodeURIComponent(key)}:${period}`, opens);
+        }
+        await db.close();
+        return (opened = new EmbeddedUsageStore(earlierDir, () => now));
+      });
+    } finally {
+      await opened?.close();
+      rmSync(earlierDir, { recursive: true, force: true });
+    }
+  });
+
   test("an eventId from record() is remembered for 7 days, then forgotten; counts survive reopening", async () => {
     const reopenedDir = mkdtempSync(join(tmpdir(), "docservice-usage-reopen-"));
     try {
@@ -438,6 +560,15 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
 
   test("exact at volume: 20,000 records, 5,000 distinct documents over 3 days", () => recordAtVolume(usageStore, "RedisUsageStore"));
 
+  test("usage stored under the earlier rule keeps answering, and meets new opens where it can", () =>
+    earlierUsageKeepsAnswering(async (key, day, members, opens) => {
+      for (const period of [day, day.slice(0, 7)]) {
+        await client.sAdd(`ds:usage:key:${key}:docs:${period}`, members);
+        await client.hIncrBy(`ds:usage:key:${key}:opens`, period, opens);
+      }
+      return usageStore;
+    }));
+
   test("eventIds from record() are kept per minute received for 7 days; a query leaves no temporary key behind", async () => {
     const record = open(newKey("ttl"), "a", "2026-11-20T10:00:00.000Z");
     await usageStore.record([record]);
@@ -463,7 +594,18 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
     await usageStore.applyPartitionBatch(batchOf(records, 0, topic));
     const written = [...(await client.keys(`ds:usage:key:${key}:*`)), ...(await client.keys("ds:usage:seen:2031-*")), ...(await client.keys(`ds:usage:offsets:${topic}`))].sort();
     const base = `ds:usage:key:${key}`;
-    assert.deepEqual(written, [`${base}:docs:2026-12`, `${base}:docs:2026-12-01`, `${base}:docs:2026-12-02`, `${base}:opens`, `${base}:span`, `ds:usage:offsets:${topic}`]);
+    assert.deepEqual(written, [
+      `${base}:docs:2026-12`,
+      `${base}:docs:2026-12-01`,
+      `${base}:docs:2026-12-02`,
+      // d0…d49 are not content ids
+      `${base}:idless:2026-12`,
+      `${base}:idless:2026-12-01`,
+      `${base}:idless:2026-12-02`,
+      `${base}:opens`,
+      `${base}:span`,
+      `ds:usage:offsets:${topic}`,
+    ]);
     assert.equal(await client.hGet(`ds:usage:offsets:${topic}`, "0"), "4999");
   });
 

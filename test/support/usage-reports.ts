@@ -37,7 +37,7 @@ export async function registerLicenseKey(base: string, customer: string): Promis
 }
 
 /** A report of one event per document id, shaped like the reference client's (superdocVersion, browserInfo). */
-export function report(documentIds: string[], options: { metadata?: Record<string, string>; at?: string } = {}): Record<string, unknown> {
+export function report(documentIds: string[], options: { metadata?: Record<string, unknown>; at?: string } = {}): Record<string, unknown> {
   return {
     superdocVersion: "0.20.0",
     browserInfo: { userAgent: "node-test", currentUrl: "https://app.example.test/editor", hostname: "app.example.test", screenSize: { width: 1920, height: 1080 } },
@@ -54,8 +54,9 @@ export async function collect(base: string, body: unknown, licenseKey?: string):
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-export async function usage(base: string, licenseKey: string, from: string, to: string, token = ADMIN_TOKEN): Promise<HttpResult> {
-  const response = await fetch(`${base}/v1/usage?licenseKey=${encodeURIComponent(licenseKey)}&from=${from}&to=${to}`, {
+export async function usage(base: string, licenseKey: string, from: string, to: string, token = ADMIN_TOKEN, groupBy?: string): Promise<HttpResult> {
+  const group = groupBy === undefined ? "" : `&groupBy=${encodeURIComponent(groupBy)}`;
+  const response = await fetch(`${base}/v1/usage?licenseKey=${encodeURIComponent(licenseKey)}&from=${from}&to=${to}${group}`, {
     headers: { Authorization: `Bearer ${token}` },
   });
   return { status: response.status, headers: response.headers, body: await response.json() };

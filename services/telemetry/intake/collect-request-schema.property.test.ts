@@ -2,22 +2,22 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { ServiceError } from "../../core/errors.js";
-import { MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT, MAX_METADATA_KEYS } from "../usage-report.js";
+import { boundMetadata } from "../../../clients/telemetry/metadata.js";
+import { REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
 import { usageReportFromJson } from "./collect-request-schema.js";
 
-const parseCollectRequest = (body: unknown, limits: { metadataMaxBytes: number }) => usageReportFromJson(body, "lic_12345678", limits);
+const parseCollectRequest = (body: unknown) => usageReportFromJson(body, "lic_12345678");
 
 // Property tests of the POST /v1/collect body parser: whatever JSON arrives, the answer is the
 // parsed report or a VALIDATION_ERROR (400) naming fields, never another error; and every
 // report a client may send is accepted and comes back as sent.
 
 const NUM_RUNS = 300;
-const limits = { metadataMaxBytes: 2048 };
 
 /** Calls the parser; anything thrown must be a 400 with at least one {field, issue}. */
 function outcome(body: unknown): "accepted" | "refused" {
   try {
-    parseCollectRequest(body, limits);
+    parseCollectRequest(body);
     return "accepted";
   } catch (error) {
     assert.ok(error instanceof ServiceError, `not a ServiceError: ${String(error)}`);
@@ -39,14 +39,15 @@ const isoTime = fc.date({ min: new Date("0000-01-01T00:00:00.000Z"), max: new Da
 
 const event = fc.record({
   timestamp: isoTime,
-  documentId: fc.string({ minLength: 1, maxLength: MAX_DOCUMENT_ID_CHARS, unit: "grapheme-ascii" }),
+  documentId: fc.string({ minLength: 1, maxLength: REPORT_LIMITS.maxDocumentIdChars, unit: "grapheme-ascii" }),
   documentCreatedAt: fc.option(isoTime, { nil: null }),
 });
 
+/** Any JSON object, limits or not: what goes beyond them is left out, never the report. */
 const metadata = fc.dictionary(
-  fc.string({ maxLength: 20 }).filter((key) => key !== "__proto__"),
-  fc.oneof(fc.string({ maxLength: 20 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean()),
-  { maxKeys: MAX_METADATA_KEYS },
+  fc.string({ maxLength: 80 }).filter((key) => key !== "__proto__"),
+  fc.jsonValue({ maxDepth: 6 }),
+  { maxKeys: 80 },
 );
 
 const validReport = fc.record(
@@ -59,7 +60,7 @@ const validReport = fc.record(
       screenSize: fc.record({ width: fc.nat({ max: 100_000 }), height: fc.nat({ max: 100_000 }) }),
     }),
     metadata,
-    events: fc.array(event, { minLength: 1, maxLength: MAX_EVENTS_PER_REPORT }),
+    events: fc.array(event, { minLength: 1, maxLength: REPORT_LIMITS.maxEvents }),
   },
   { requiredKeys: ["libraryVersion", "events"] },
 ).map((report) => JSON.parse(JSON.stringify(report)) as typeof report); // as the gateway receives it
@@ -89,18 +90,20 @@ describe("usageReportFromJson (fast-check)", () => {
     fc.assert(fc.property(nearMiss, (body) => void outcome(body)), { numRuns: NUM_RUNS });
   });
 
-  test("every valid report is accepted and comes back as sent (metadata values as strings, defaults filled)", () => {
+  test("every valid report is accepted and comes back as sent (metadata within its limits, defaults filled)", () => {
     fc.assert(
       fc.property(validReport, (report) => {
         const sent = structuredClone(report);
-        const parsed = parseCollectRequest(report, { metadataMaxBytes: 1 << 20 });
+        const parsed = parseCollectRequest(report);
         assert.equal(parsed.libraryVersion, sent.libraryVersion);
         assert.deepEqual(
           parsed.events,
           sent.events.map((e) => ({ documentId: e.documentId, documentCreatedAt: e.documentCreatedAt, openedAt: e.timestamp })),
           "the day counted is the day sent",
         );
-        assert.deepEqual(parsed.metadata, Object.fromEntries(Object.entries(sent.metadata ?? {}).map(([k, v]) => [k, String(v)])));
+        const bounded = boundMetadata(sent.metadata);
+        assert.deepEqual(parsed.metadata, bounded.metadata ?? {});
+        assert.deepEqual(parsed.metadataDropped, bounded.dropped);
         assert.equal(parsed.hostname, sent.browserInfo?.hostname ?? "");
       }),
       { numRuns: NUM_RUNS },

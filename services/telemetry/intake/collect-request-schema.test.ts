@@ -4,14 +4,12 @@ import { ServiceError } from "../../core/errors.js";
 import { usageReportFromJson } from "./collect-request-schema.js";
 
 const KEY = "lic_12345678";
-const parseCollectRequest = (body: unknown, limits: { metadataMaxBytes: number }) => usageReportFromJson(body, KEY, limits);
-
-const limits = { metadataMaxBytes: 200 };
+const parseCollectRequest = (body: unknown) => usageReportFromJson(body, KEY);
 const event = { timestamp: "2026-11-21T09:30:00.000Z", documentId: "HASH-1", documentCreatedAt: null };
 
 function issues(body: unknown): Array<{ field: string; issue: string }> {
   try {
-    parseCollectRequest(body, limits);
+    parseCollectRequest(body);
   } catch (error) {
     assert.ok(error instanceof ServiceError && error.code === "VALIDATION_ERROR", String(error));
     return error.details!;
@@ -20,45 +18,56 @@ function issues(body: unknown): Array<{ field: string; issue: string }> {
 }
 
 test("a reference-client report becomes a UsageReport, with defaults for what a non-browser client leaves out", () => {
-  const parsed = parseCollectRequest({ superdocVersion: "0.20.0", extra: true, events: [{ timestamp: event.timestamp, documentId: "HASH-1", more: 1 }] }, limits);
+  const parsed = parseCollectRequest({ superdocVersion: "0.20.0", extra: true, events: [{ timestamp: event.timestamp, documentId: "HASH-1", more: 1 }] });
   assert.deepEqual(parsed, {
     licenseKey: KEY,
     libraryVersion: "0.20.0",
     hostname: "",
     metadata: {},
+    metadataDropped: [],
     events: [{ documentId: "HASH-1", documentCreatedAt: null, openedAt: event.timestamp }],
   });
-  assert.equal(parseCollectRequest({ libraryVersion: "1.0", superdocVersion: "0.20.0", events: [event] }, limits).libraryVersion, "1.0");
-  assert.equal(parseCollectRequest({ libraryVersion: "1", browserInfo: { hostname: "editor.example" }, events: [event] }, limits).hostname, "editor.example");
+  assert.equal(parseCollectRequest({ libraryVersion: "1.0", superdocVersion: "0.20.0", events: [event] }).libraryVersion, "1.0");
+  assert.equal(parseCollectRequest({ libraryVersion: "1", browserInfo: { hostname: "editor.example" }, events: [event] }).hostname, "editor.example");
 });
 
 test("a timestamp with an offset counts for its UTC day: openedAt is UTC with milliseconds", () => {
-  const parsed = parseCollectRequest({ libraryVersion: "1", events: [{ ...event, timestamp: "2026-11-21T01:30:00.000+02:00" }] }, limits);
+  const parsed = parseCollectRequest({ libraryVersion: "1", events: [{ ...event, timestamp: "2026-11-21T01:30:00.000+02:00" }] });
   assert.equal(parsed.events[0].openedAt, "2026-11-20T23:30:00.000Z");
 });
 
-test("the metadata size limit holds for the values as strings, as they are stored", () => {
-  const metadata = { pad: "x".repeat(169), n: 1111111111111111 };
-  assert.equal(Buffer.byteLength(JSON.stringify(metadata)), 200, "200 bytes as sent, 202 with the number as a string");
-  assert.deepEqual(issues({ libraryVersion: "1", metadata, events: [event] }), [{ field: "metadata", issue: "must be at most 200 bytes as JSON" }]);
+test("the reference editor's metadata, nulls and nested objects included, is kept as sent", () => {
+  const metadata = { tenant: "t1", user: null, ctx: { plan: "pro", seats: 5, trial: false, tags: ["a", "b"] } };
+  const parsed = parseCollectRequest({ superdocVersion: "2.11.0", metadata, events: [event] });
+  assert.deepEqual(parsed.metadata, metadata);
+  assert.deepEqual(parsed.metadataDropped, []);
+  for (const none of [null, undefined, {}]) assert.deepEqual(parseCollectRequest({ libraryVersion: "1", metadata: none, events: [event] }).metadata, {});
 });
 
-test("metadata values become strings; dates and times of any precision are accepted as documentCreatedAt", () => {
-  const parsed = parseCollectRequest(
-    {
-      libraryVersion: "1",
-      metadata: { seats: 5, trial: false, plan: "pro" },
-      events: ["2011-11-24T13:24:12.00Z", "2011-11-24", "2011-11-24T13:24+01:00"].map((documentCreatedAt) => ({ ...event, documentCreatedAt })),
-    },
-    limits,
-  );
-  assert.deepEqual(parsed.metadata, { seats: "5", trial: "false", plan: "pro" });
+test("metadata beyond its limits is left out where it goes beyond them, and the report is kept", () => {
+  const parsed = parseCollectRequest({ libraryVersion: "1", metadata: { a: { b: { c: { d: { e: 1 } } } }, pad: "x".repeat(3000), ok: 1 }, events: [event] });
+  assert.deepEqual(parsed.metadata, { a: { b: { c: {} } }, ok: 1 });
+  assert.deepEqual(parsed.metadataDropped, [
+    { path: "metadata.a.b.c.d", reason: "too deep" },
+    { path: "metadata.pad", reason: "too large" },
+  ]);
+  for (const notAnObject of ["tenant", 5, [1, 2], true]) {
+    assert.deepEqual(parseCollectRequest({ libraryVersion: "1", metadata: notAnObject, events: [event] }).metadataDropped, [{ path: "metadata", reason: "not an object" }]);
+  }
+});
+
+test("dates and times of any precision are accepted as documentCreatedAt", () => {
+  const parsed = parseCollectRequest({
+    libraryVersion: "1",
+    events: ["2011-11-24T13:24:12.00Z", "2011-11-24", "2011-11-24T13:24+01:00"].map((documentCreatedAt) => ({ ...event, documentCreatedAt })),
+  });
+  assert.deepEqual(parsed.events.map((e) => e.documentCreatedAt), ["2011-11-24T13:24:12.00Z", "2011-11-24", "2011-11-24T13:24+01:00"]);
 });
 
 test("every problem is named by its path in the JSON", () => {
   assert.deepEqual(
-    issues({ libraryVersion: 2, browserInfo: { screenSize: { width: "wide" } }, metadata: { nested: { a: 1 } }, events: [{ ...event, timestamp: "2026-11-21T09:30:00Z" }, { documentCreatedAt: 5 }] }).map((i) => i.field),
-    ["libraryVersion", "browserInfo.screenSize.width", "metadata.nested", "events[0].timestamp", "events[1].timestamp", "events[1].documentId", "events[1].documentCreatedAt"],
+    issues({ libraryVersion: 2, browserInfo: { screenSize: { width: "wide" } }, events: [{ ...event, timestamp: "2026-11-21T09:30:00Z" }, { documentCreatedAt: 5 }] }).map((i) => i.field),
+    ["libraryVersion", "browserInfo.screenSize.width", "events[0].timestamp", "events[1].timestamp", "events[1].documentId", "events[1].documentCreatedAt"],
   );
   assert.deepEqual(issues([event]), [{ field: "body", issue: "must be object" }]);
   assert.deepEqual(issues({ events: [event] }), [{ field: "libraryVersion", issue: "is required (or superdocVersion)" }]);
@@ -66,7 +75,6 @@ test("every problem is named by its path in the JSON", () => {
   assert.deepEqual(issues({ libraryVersion: "1", events: [] }).map((i) => i.field), ["events"]);
   assert.deepEqual(issues({ libraryVersion: "1", events: Array.from({ length: 101 }, () => event) }).map((i) => i.field), ["events"]);
   assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentId: "x".repeat(129) }] }).map((i) => i.field), ["events[0].documentId"]);
-  assert.deepEqual(issues({ libraryVersion: "1", metadata: { pad: "x".repeat(300) }, events: [event] }), [{ field: "metadata", issue: "must be at most 200 bytes as JSON" }]);
 });
 
 test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000, 2024-2028 and 2100, judged as the calendar does", () => {
@@ -77,7 +85,7 @@ test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000
         const real = new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
         const body = { libraryVersion: "1", events: [{ ...event, timestamp: `${date}T09:30:00.000Z` }] };
         const refused = !real && issues(body).some((issue) => issue.issue === "is not a real calendar date");
-        if (real) parseCollectRequest(body, limits);
+        if (real) parseCollectRequest(body);
         assert.equal(refused, !real, date);
       }
     }
@@ -88,13 +96,13 @@ test("documentId holds no control characters; documentCreatedAt is at most 64 ch
   for (const documentId of ["HASH-1\n", "a\u0000b", "tab\there", "del\u007f", "c1\u0085"]) {
     assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentId }] }), [{ field: "events[0].documentId", issue: "must not contain control characters" }]);
   }
-  parseCollectRequest({ libraryVersion: "1", events: [{ ...event, documentId: "ünïcode 文書 id" }] }, limits);
+  parseCollectRequest({ libraryVersion: "1", events: [{ ...event, documentId: "ünïcode 文書 id" }] });
   const precise = `2011-11-24T13:24:12.${"1".repeat(60)}Z`;
   assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentCreatedAt: precise }] }).map((i) => i.field), ["events[0].documentCreatedAt"]);
 });
 
-test("JSON nested 20,000 levels deep, in metadata or a field nobody reads, is refused or ignored without recursing", () => {
+test("JSON nested 20,000 levels deep, in metadata or a field nobody reads, is left out or ignored without recursing", () => {
   const deep = JSON.parse("[".repeat(20_000) + "]".repeat(20_000)) as unknown;
-  assert.deepEqual(issues({ libraryVersion: "1", metadata: { deep }, events: [event] }).map((i) => i.field), ["metadata.deep"]);
-  parseCollectRequest({ libraryVersion: "1", extra: deep, browserInfo: { extra: deep }, events: [{ ...event, extra: deep }] }, limits);
+  assert.deepEqual(parseCollectRequest({ libraryVersion: "1", metadata: { deep }, events: [event] }).metadataDropped, [{ path: "metadata.deep[0][0][0]", reason: "too deep" }]);
+  parseCollectRequest({ libraryVersion: "1", extra: deep, browserInfo: { extra: deep }, events: [{ ...event, extra: deep }] });
 });

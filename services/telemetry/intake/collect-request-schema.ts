@@ -12,14 +12,18 @@
 import { Ajv, type ErrorObject } from "ajv";
 import { validationError, type FieldIssue } from "../../core/errors.js";
 import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
-import { MAX_DOCUMENT_ID_CHARS, MAX_EVENTS_PER_REPORT, MAX_METADATA_KEYS, MAX_TEXT_CHARS, metadataSizeIssues, type UsageReport } from "../usage-report.js";
+import { boundMetadata, METADATA_LIMITS } from "../../../clients/telemetry/metadata.js";
+import { REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
+import type { UsageReport } from "../usage-report.js";
+
+const MAX_TEXT_CHARS = REPORT_LIMITS.maxTextChars;
 
 /** The body once it has passed the schema (Ajv has filled in the defaults). */
 interface CollectRequestJson {
   libraryVersion?: string;
   superdocVersion?: string;
   browserInfo: { userAgent: string; currentUrl: string; hostname: string; screenSize: { width: number; height: number } };
-  metadata: Record<string, string | number | boolean>;
+  metadata?: unknown;
   events: Array<{ timestamp: string; documentId: string; documentCreatedAt: string | null }>;
 }
 
@@ -31,7 +35,7 @@ const TIMESTAMP = `^${DATE}T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d\\.\\d{3}${OFFSET}
 const DATE_OR_TIME = `^${DATE}(T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d+)?)?${OFFSET})?$`;
 
 const text = (maxLength: number) => ({ type: "string", maxLength });
-const pixels = { type: "integer", minimum: 0, maximum: 100_000, default: 0 };
+const pixels = { type: "integer", minimum: 0, maximum: REPORT_LIMITS.maxScreenPixels, default: 0 };
 
 /** JSON Schema of the body (Ajv's `default`s fill in what an older or non-browser client leaves out). */
 export const collectRequestJsonSchema = {
@@ -51,23 +55,21 @@ export const collectRequestJsonSchema = {
       },
     },
     metadata: {
-      type: "object",
-      default: {},
-      description: "Flat: string, number or boolean values; part of what makes a document distinct.",
-      maxProperties: MAX_METADATA_KEYS,
-      propertyNames: { maxLength: MAX_TEXT_CHARS.metadataKey },
-      additionalProperties: { type: ["string", "number", "boolean"] },
+      description:
+        `Any JSON object (or null): dimensions to count usage by (\`groupBy=metadata.<key>\` of /v1/usage), never part of a document's identity. ` +
+        `At most ${METADATA_LIMITS.maxBytes} bytes as JSON, ${METADATA_LIMITS.maxDepth} levels deep and ${METADATA_LIMITS.maxKeys} keys, keys of at most ${METADATA_LIMITS.maxKeyChars} characters: ` +
+        "what goes beyond them is left out and listed in `metadataDropped`, and the events are accepted all the same.",
     },
     events: {
       type: "array",
       minItems: 1,
-      maxItems: MAX_EVENTS_PER_REPORT,
+      maxItems: REPORT_LIMITS.maxEvents,
       items: {
         type: "object",
         required: ["timestamp", "documentId"],
         properties: {
           timestamp: { type: "string", pattern: TIMESTAMP, "x-issue": "must be an ISO 8601 time with milliseconds, e.g. 2026-11-21T09:30:00.000Z" },
-          documentId: { type: "string", minLength: 1, maxLength: MAX_DOCUMENT_ID_CHARS, pattern: NO_CONTROL_CHARACTERS.source, "x-issue": CONTROL_CHARACTERS_ISSUE },
+          documentId: { type: "string", minLength: 1, maxLength: REPORT_LIMITS.maxDocumentIdChars, pattern: NO_CONTROL_CHARACTERS.source, "x-issue": CONTROL_CHARACTERS_ISSUE },
           documentCreatedAt: {
             type: ["string", "null"],
             maxLength: MAX_TEXT_CHARS.documentCreatedAt,
@@ -91,7 +93,7 @@ const validate = ajv.compile<CollectRequestJson>(collectRequestJsonSchema);
  * it comes in a header, see telemetry-routes.ts), or a VALIDATION_ERROR naming
  * every problem. Fills in defaults in `body` in place.
  */
-export function usageReportFromJson(body: unknown, licenseKey: string, limits: { metadataMaxBytes: number }): UsageReport {
+export function usageReportFromJson(body: unknown, licenseKey: string): UsageReport {
   if (!validate(body)) throw validationError((validate.errors ?? []).map(fieldIssue));
   const issues: FieldIssue[] = [];
   const libraryVersion = body.libraryVersion ?? body.superdocVersion;
@@ -100,15 +102,14 @@ export function usageReportFromJson(body: unknown, licenseKey: string, limits: {
   body.events.forEach((event, i) => {
     if (!isCalendarDate(event.timestamp)) issues.push({ field: `events[${i}].timestamp`, issue: "is not a real calendar date" });
   });
-  // The size limit is on the metadata as it is stored: values as strings.
-  const metadata = Object.fromEntries(Object.entries(body.metadata).map(([key, value]) => [key, String(value)]));
-  issues.push(...metadataSizeIssues(metadata, limits.metadataMaxBytes));
   if (issues.length > 0) throw validationError(issues);
+  const metadata = boundMetadata(body.metadata);
   return {
     licenseKey,
     libraryVersion: libraryVersion!,
     hostname: body.browserInfo.hostname,
-    metadata,
+    metadata: metadata.metadata ?? {},
+    metadataDropped: metadata.dropped,
     // The pattern admits any UTC offset; the day counted is the UTC one.
     events: body.events.map((event) => ({ documentId: event.documentId, documentCreatedAt: event.documentCreatedAt, openedAt: new Date(event.timestamp).toISOString() })),
   };

@@ -1,25 +1,29 @@
 import type { UsageRecord } from "../usage-record.js";
 
-export interface DailyUsage {
+/** Counts of one period. */
+export interface PeriodUsage {
+  /** Exact distinct documents. */
+  documents: number;
+  /**
+   * Of them, those whose documentId is not a content id (SPEC 4.6): an
+   * application's own id, or a random one per open, which bills every open
+   * of a file as a document of its own.
+   */
+  documentsWithoutContentId: number;
+  opens: number;
+}
+
+export interface DailyUsage extends PeriodUsage {
   /** YYYY-MM-DD (UTC). */
   date: string;
-  /** Exact distinct documents that day. */
-  documents: number;
-  opens: number;
 }
 
-export interface MonthlyUsage {
-  /** YYYY-MM (UTC). */
+export interface MonthlyUsage extends PeriodUsage {
+  /** YYYY-MM (UTC), counted over the whole calendar month. */
   month: string;
-  /** Exact distinct documents in the whole calendar month. */
-  documents: number;
-  opens: number;
 }
 
-export interface Usage {
-  /** Exact distinct documents over the whole range. */
-  documents: number;
-  opens: number;
+export interface Usage extends PeriodUsage {
   /** Every day of the range, in order, zeros included. */
   byDay: DailyUsage[];
   /** Every calendar month the range touches, in order, counted over the whole month. */
@@ -27,6 +31,26 @@ export interface Usage {
   /** First and last openedAt ever recorded for the key (ISO 8601), undefined when none. */
   firstSeen?: string;
   lastSeen?: string;
+}
+
+/** Documents and opens of one value of a metadata key. */
+export interface GroupUsage {
+  /** The value as text: a string as it is, anything else as JSON. */
+  value: string;
+  /** Exact distinct documents over the range. */
+  documents: number;
+  opens: number;
+  /** Every calendar month the range touches, counted over the whole month. */
+  byMonth: { month: string; documents: number; opens: number }[];
+}
+
+/** Usage of a license key per value of one metadata key. */
+export interface GroupedUsage {
+  key: string;
+  /** Every value the range's reports carried, most documents first. */
+  groups: GroupUsage[];
+  /** The values beyond MAX_DIMENSION_VALUES in a month, counted together; absent when there were none. */
+  otherValues?: Omit<GroupUsage, "value">;
 }
 
 /**
@@ -57,8 +81,8 @@ export const EVENT_ID_MEMORY_SECONDS = 7 * 24 * 3600;
 
 /**
  * Exact usage counts per license key (billing: sets, never estimates).
- * A document is distinct by its documentId together with the report's
- * metadata (the same id under different metadata is another document).
+ * A document is its documentId (SPEC 4.6); each top-level key of a report's
+ * metadata is a dimension its documents and opens are also counted by.
  *
  * Records arrive one of two ways. From Kafka, a partition batch at a time,
  * fenced by offsets: the last applied offset of each partition is stored in
@@ -77,6 +101,8 @@ export interface UsageStore {
   record(records: UsageRecord[]): Promise<void>;
   /** `from` and `to` are YYYY-MM-DD, inclusive, from ≤ to. */
   usage(licenseKey: string, from: string, to: string): Promise<Usage>;
+  /** Usage per value of the metadata key `key` (at most MAX_GROUPED_RANGE_DAYS days). */
+  usageBy(licenseKey: string, from: string, to: string, key: string): Promise<GroupedUsage>;
   health(): Promise<void>;
   close(): Promise<void>;
 }

@@ -5,14 +5,14 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file docservice/v1/telemetry.proto.
  */
 export const file_docservice_v1_telemetry: GenFile = /*@__PURE__*/
-  fileDesc("Ch1kb2NzZXJ2aWNlL3YxL3RlbGVtZXRyeS5wcm90bxINZG9jc2VydmljZS52MSJ4CgtCcm93c2VySW5mbxISCgp1c2VyX2FnZW50GAEgASgJEhMKC2N1cnJlbnRfdXJsGAIgASgJEhAKCGhvc3RuYW1lGAMgASgJEi4KC3NjcmVlbl9zaXplGAQgASgLMhkuZG9jc2VydmljZS52MS5TY3JlZW5TaXplIisKClNjcmVlblNpemUSDQoFd2lkdGgYASABKAUSDgoGaGVpZ2h0GAIgASgFIm0KClVzYWdlRXZlbnQSLQoJdGltZXN0YW1wGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkb2N1bWVudF9pZBgCIAEoCRIbChNkb2N1bWVudF9jcmVhdGVkX2F0GAMgASgJIosCCg5Db2xsZWN0UmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCRIXCg9saWJyYXJ5X3ZlcnNpb24YAiABKAkSMAoMYnJvd3Nlcl9pbmZvGAMgASgLMhouZG9jc2VydmljZS52MS5Ccm93c2VySW5mbxI9CghtZXRhZGF0YRgEIAMoCzIrLmRvY3NlcnZpY2UudjEuQ29sbGVjdFJlcXVlc3QuTWV0YWRhdGFFbnRyeRIpCgZldmVudHMYBSADKAsyGS5kb2NzZXJ2aWNlLnYxLlVzYWdlRXZlbnQaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIiMKD0NvbGxlY3RSZXNwb25zZRIQCghhY2NlcHRlZBgBIAEoBSJACg9HZXRVc2FnZVJlcXVlc3QSEwoLbGljZW5zZV9rZXkYASABKAkSDAoEZnJvbRgCIAEoCRIKCgJ0bxgDIAEoCSKcAgoQR2V0VXNhZ2VSZXNwb25zZRITCgtsaWNlbnNlX2tleRgBIAEoCRIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJEhEKCWRvY3VtZW50cxgEIAEoAxINCgVvcGVucxgFIAEoAxIpCgZieV9kYXkYBiADKAsyGS5kb2NzZXJ2aWNlLnYxLkRhaWx5VXNhZ2USLQoIYnlfbW9udGgYByADKAsyGy5kb2NzZXJ2aWNlLnYxLk1vbnRobHlVc2FnZRIuCgpmaXJzdF9zZWVuGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglsYXN0X3NlZW4YCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj8KDE1vbnRobHlVc2FnZRINCgVtb250aBgBIAEoCRIRCglkb2N1bWVudHMYAiABKAMSDQoFb3BlbnMYAyABKAMiZAoUQWRkTGljZW5zZUtleVJlcXVlc3QSGAoLbGljZW5zZV9rZXkYASABKAlIAIgBARIVCghjdXN0b21lchgCIAEoCUgBiAEBQg4KDF9saWNlbnNlX2tleUILCglfY3VzdG9tZXIiYwoKTGljZW5zZUtleRITCgtsaWNlbnNlX2tleRgBIAEoCRIQCghjdXN0b21lchgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIuChdSZW1vdmVMaWNlbnNlS2V5UmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCSI/ChVBZGRMaWNlbnNlS2V5UmVzcG9uc2USJgoDa2V5GAEgASgLMhkuZG9jc2VydmljZS52MS5MaWNlbnNlS2V5IisKGFJlbW92ZUxpY2Vuc2VLZXlSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIhgKFkxpc3RMaWNlbnNlS2V5c1JlcXVlc3QiQgoXTGlzdExpY2Vuc2VLZXlzUmVzcG9uc2USJwoEa2V5cxgBIAMoCzIZLmRvY3NlcnZpY2UudjEuTGljZW5zZUtleSI8CgpEYWlseVVzYWdlEgwKBGRhdGUYASABKAkSEQoJZG9jdW1lbnRzGAIgASgDEg0KBW9wZW5zGAMgASgDMswDChBUZWxlbWV0cnlTZXJ2aWNlEkgKB0NvbGxlY3QSHS5kb2NzZXJ2aWNlLnYxLkNvbGxlY3RSZXF1ZXN0Gh4uZG9jc2VydmljZS52MS5Db2xsZWN0UmVzcG9uc2USSwoIR2V0VXNhZ2USHi5kb2NzZXJ2aWNlLnYxLkdldFVzYWdlUmVxdWVzdBofLmRvY3NlcnZpY2UudjEuR2V0VXNhZ2VSZXNwb25zZRJaCg1BZGRMaWNlbnNlS2V5EiMuZG9jc2VydmljZS52MS5BZGRMaWNlbnNlS2V5UmVxdWVzdBokLmRvY3NlcnZpY2UudjEuQWRkTGljZW5zZUtleVJlc3BvbnNlEmMKEFJlbW92ZUxpY2Vuc2VLZXkSJi5kb2NzZXJ2aWNlLnYxLlJlbW92ZUxpY2Vuc2VLZXlSZXF1ZXN0GicuZG9jc2VydmljZS52MS5SZW1vdmVMaWNlbnNlS2V5UmVzcG9uc2USYAoPTGlzdExpY2Vuc2VLZXlzEiUuZG9jc2VydmljZS52MS5MaXN0TGljZW5zZUtleXNSZXF1ZXN0GiYuZG9jc2VydmljZS52MS5MaXN0TGljZW5zZUtleXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch1kb2NzZXJ2aWNlL3YxL3RlbGVtZXRyeS5wcm90bxINZG9jc2VydmljZS52MSJ4CgtCcm93c2VySW5mbxISCgp1c2VyX2FnZW50GAEgASgJEhMKC2N1cnJlbnRfdXJsGAIgASgJEhAKCGhvc3RuYW1lGAMgASgJEi4KC3NjcmVlbl9zaXplGAQgASgLMhkuZG9jc2VydmljZS52MS5TY3JlZW5TaXplIisKClNjcmVlblNpemUSDQoFd2lkdGgYASABKAUSDgoGaGVpZ2h0GAIgASgFIm0KClVzYWdlRXZlbnQSLQoJdGltZXN0YW1wGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtkb2N1bWVudF9pZBgCIAEoCRIbChNkb2N1bWVudF9jcmVhdGVkX2F0GAMgASgJItoBCg5Db2xsZWN0UmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCRIXCg9saWJyYXJ5X3ZlcnNpb24YAiABKAkSMAoMYnJvd3Nlcl9pbmZvGAMgASgLMhouZG9jc2VydmljZS52MS5Ccm93c2VySW5mbxIpCghtZXRhZGF0YRgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSKQoGZXZlbnRzGAUgAygLMhkuZG9jc2VydmljZS52MS5Vc2FnZUV2ZW50SgQIBBAFUgxtZXRhZGF0YV9tYXAiLAoMTWV0YWRhdGFEcm9wEgwKBHBhdGgYASABKAkSDgoGcmVhc29uGAIgASgJIloKD0NvbGxlY3RSZXNwb25zZRIQCghhY2NlcHRlZBgBIAEoBRI1ChBtZXRhZGF0YV9kcm9wcGVkGAIgAygLMhsuZG9jc2VydmljZS52MS5NZXRhZGF0YURyb3AiUgoPR2V0VXNhZ2VSZXF1ZXN0EhMKC2xpY2Vuc2Vfa2V5GAEgASgJEgwKBGZyb20YAiABKAkSCgoCdG8YAyABKAkSEAoIZ3JvdXBfYnkYBCABKAki7wIKEEdldFVzYWdlUmVzcG9uc2USEwoLbGljZW5zZV9rZXkYASABKAkSDAoEZnJvbRgCIAEoCRIKCgJ0bxgDIAEoCRIRCglkb2N1bWVudHMYBCABKAMSDQoFb3BlbnMYBSABKAMSKQoGYnlfZGF5GAYgAygLMhkuZG9jc2VydmljZS52MS5EYWlseVVzYWdlEi0KCGJ5X21vbnRoGAcgAygLMhsuZG9jc2VydmljZS52MS5Nb250aGx5VXNhZ2USLgoKZmlyc3Rfc2VlbhgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbGFzdF9zZWVuGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIkChxkb2N1bWVudHNfd2l0aG91dF9jb250ZW50X2lkGAogASgDEisKB2dyb3VwZWQYCyABKAsyGi5kb2NzZXJ2aWNlLnYxLlVzYWdlR3JvdXBzInYKC1VzYWdlR3JvdXBzEgsKA2tleRgBIAEoCRIpCgZncm91cHMYAiADKAsyGS5kb2NzZXJ2aWNlLnYxLlVzYWdlR3JvdXASLwoMb3RoZXJfdmFsdWVzGAMgASgLMhkuZG9jc2VydmljZS52MS5Vc2FnZUdyb3VwIm8KClVzYWdlR3JvdXASDQoFdmFsdWUYASABKAkSEQoJZG9jdW1lbnRzGAIgASgDEg0KBW9wZW5zGAMgASgDEjAKCGJ5X21vbnRoGAQgAygLMh4uZG9jc2VydmljZS52MS5Vc2FnZUdyb3VwTW9udGgiQgoPVXNhZ2VHcm91cE1vbnRoEg0KBW1vbnRoGAEgASgJEhEKCWRvY3VtZW50cxgCIAEoAxINCgVvcGVucxgDIAEoAyJlCgxNb250aGx5VXNhZ2USDQoFbW9udGgYASABKAkSEQoJZG9jdW1lbnRzGAIgASgDEg0KBW9wZW5zGAMgASgDEiQKHGRvY3VtZW50c193aXRob3V0X2NvbnRlbnRfaWQYBCABKAMiZAoUQWRkTGljZW5zZUtleVJlcXVlc3QSGAoLbGljZW5zZV9rZXkYASABKAlIAIgBARIVCghjdXN0b21lchgCIAEoCUgBiAEBQg4KDF9saWNlbnNlX2tleUILCglfY3VzdG9tZXIiYwoKTGljZW5zZUtleRITCgtsaWNlbnNlX2tleRgBIAEoCRIQCghjdXN0b21lchgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIuChdSZW1vdmVMaWNlbnNlS2V5UmVxdWVzdBITCgtsaWNlbnNlX2tleRgBIAEoCSI/ChVBZGRMaWNlbnNlS2V5UmVzcG9uc2USJgoDa2V5GAEgASgLMhkuZG9jc2VydmljZS52MS5MaWNlbnNlS2V5IisKGFJlbW92ZUxpY2Vuc2VLZXlSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIhgKFkxpc3RMaWNlbnNlS2V5c1JlcXVlc3QiQgoXTGlzdExpY2Vuc2VLZXlzUmVzcG9uc2USJwoEa2V5cxgBIAMoCzIZLmRvY3NlcnZpY2UudjEuTGljZW5zZUtleSJiCgpEYWlseVVzYWdlEgwKBGRhdGUYASABKAkSEQoJZG9jdW1lbnRzGAIgASgDEg0KBW9wZW5zGAMgASgDEiQKHGRvY3VtZW50c193aXRob3V0X2NvbnRlbnRfaWQYBCABKAMyzAMKEFRlbGVtZXRyeVNlcnZpY2USSAoHQ29sbGVjdBIdLmRvY3NlcnZpY2UudjEuQ29sbGVjdFJlcXVlc3QaHi5kb2NzZXJ2aWNlLnYxLkNvbGxlY3RSZXNwb25zZRJLCghHZXRVc2FnZRIeLmRvY3NlcnZpY2UudjEuR2V0VXNhZ2VSZXF1ZXN0Gh8uZG9jc2VydmljZS52MS5HZXRVc2FnZVJlc3BvbnNlEloKDUFkZExpY2Vuc2VLZXkSIy5kb2NzZXJ2aWNlLnYxLkFkZExpY2Vuc2VLZXlSZXF1ZXN0GiQuZG9jc2VydmljZS52MS5BZGRMaWNlbnNlS2V5UmVzcG9uc2USYwoQUmVtb3ZlTGljZW5zZUtleRImLmRvY3NlcnZpY2UudjEuUmVtb3ZlTGljZW5zZUtleVJlcXVlc3QaJy5kb2NzZXJ2aWNlLnYxLlJlbW92ZUxpY2Vuc2VLZXlSZXNwb25zZRJgCg9MaXN0TGljZW5zZUtleXMSJS5kb2NzZXJ2aWNlLnYxLkxpc3RMaWNlbnNlS2V5c1JlcXVlc3QaJi5kb2NzZXJ2aWNlLnYxLkxpc3RMaWNlbnNlS2V5c1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The browser (or Node) environment of the reporting client. Every field may
@@ -149,11 +149,13 @@ export type CollectRequest = Message<"docservice.v1.CollectRequest"> & {
   browserInfo?: BrowserInfo | undefined;
 
   /**
-   * Flat caller metadata (size-limited).
+   * The caller's metadata: any JSON object. What goes beyond its limits (depth,
+   * keys, bytes: clients/telemetry/metadata.ts) is left out and listed in the
+   * response; the events are accepted all the same.
    *
-   * @generated from field: map<string, string> metadata = 4;
+   * @generated from field: google.protobuf.Struct metadata = 6;
    */
-  metadata: { [key: string]: string };
+  metadata?: JsonObject | undefined;
 
   /**
    * 1 to 100 events.
@@ -171,6 +173,34 @@ export const CollectRequestSchema: GenMessage<CollectRequest> = /*@__PURE__*/
   messageDesc(file_docservice_v1_telemetry, 3);
 
 /**
+ * A part of a report's metadata that was left out.
+ *
+ * @generated from message docservice.v1.MetadataDrop
+ */
+export type MetadataDrop = Message<"docservice.v1.MetadataDrop"> & {
+  /**
+   * Where, as metadata.ctx.plan or metadata.tags[3].
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * Why: "not an object", "not JSON", "too deep", "key too long", "too many keys" or "too large".
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message docservice.v1.MetadataDrop.
+ * Use `create(MetadataDropSchema)` to create a new message.
+ */
+export const MetadataDropSchema: GenMessage<MetadataDrop> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 4);
+
+/**
  * Acknowledges durably stored events.
  *
  * @generated from message docservice.v1.CollectResponse
@@ -182,6 +212,13 @@ export type CollectResponse = Message<"docservice.v1.CollectResponse"> & {
    * @generated from field: int32 accepted = 1;
    */
   accepted: number;
+
+  /**
+   * What was left out of the metadata (at most 16 listed); empty when nothing was.
+   *
+   * @generated from field: repeated docservice.v1.MetadataDrop metadata_dropped = 2;
+   */
+  metadataDropped: MetadataDrop[];
 };
 
 /**
@@ -189,7 +226,7 @@ export type CollectResponse = Message<"docservice.v1.CollectResponse"> & {
  * Use `create(CollectResponseSchema)` to create a new message.
  */
 export const CollectResponseSchema: GenMessage<CollectResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 4);
+  messageDesc(file_docservice_v1_telemetry, 5);
 
 /**
  * Asks for usage over a range of days.
@@ -217,6 +254,14 @@ export type GetUsageRequest = Message<"docservice.v1.GetUsageRequest"> & {
    * @generated from field: string to = 3;
    */
   to: string;
+
+  /**
+   * Optional: "metadata.<key>" also counts documents and opens per value of
+   * that top-level metadata key (a range of at most 31 days).
+   *
+   * @generated from field: string group_by = 4;
+   */
+  groupBy: string;
 };
 
 /**
@@ -224,7 +269,7 @@ export type GetUsageRequest = Message<"docservice.v1.GetUsageRequest"> & {
  * Use `create(GetUsageRequestSchema)` to create a new message.
  */
 export const GetUsageRequestSchema: GenMessage<GetUsageRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 5);
+  messageDesc(file_docservice_v1_telemetry, 6);
 
 /**
  * Exact usage of a license key.
@@ -294,6 +339,21 @@ export type GetUsageResponse = Message<"docservice.v1.GetUsageResponse"> & {
    * @generated from field: google.protobuf.Timestamp last_seen = 9;
    */
   lastSeen?: Timestamp | undefined;
+
+  /**
+   * Of the documents, those whose id is not a content id (an application's
+   * own id, or a random one per open, which bills every open as a document).
+   *
+   * @generated from field: int64 documents_without_content_id = 10;
+   */
+  documentsWithoutContentId: bigint;
+
+  /**
+   * Per value of the key asked for in group_by; absent without group_by.
+   *
+   * @generated from field: docservice.v1.UsageGroups grouped = 11;
+   */
+  grouped?: UsageGroups | undefined;
 };
 
 /**
@@ -301,7 +361,120 @@ export type GetUsageResponse = Message<"docservice.v1.GetUsageResponse"> & {
  * Use `create(GetUsageResponseSchema)` to create a new message.
  */
 export const GetUsageResponseSchema: GenMessage<GetUsageResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 6);
+  messageDesc(file_docservice_v1_telemetry, 7);
+
+/**
+ * Usage per value of one metadata key.
+ *
+ * @generated from message docservice.v1.UsageGroups
+ */
+export type UsageGroups = Message<"docservice.v1.UsageGroups"> & {
+  /**
+   * The metadata key.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Every value the range's reports carried, most documents first.
+   *
+   * @generated from field: repeated docservice.v1.UsageGroup groups = 2;
+   */
+  groups: UsageGroup[];
+
+  /**
+   * The values beyond the first 1,000 of a month, counted together (value
+   * empty); absent when there were none.
+   *
+   * @generated from field: docservice.v1.UsageGroup other_values = 3;
+   */
+  otherValues?: UsageGroup | undefined;
+};
+
+/**
+ * Describes the message docservice.v1.UsageGroups.
+ * Use `create(UsageGroupsSchema)` to create a new message.
+ */
+export const UsageGroupsSchema: GenMessage<UsageGroups> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 8);
+
+/**
+ * Documents and opens of one value of a metadata key.
+ *
+ * @generated from message docservice.v1.UsageGroup
+ */
+export type UsageGroup = Message<"docservice.v1.UsageGroup"> & {
+  /**
+   * The value as text: a string as it is, anything else as JSON.
+   *
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * Exact number of distinct documents over the range.
+   *
+   * @generated from field: int64 documents = 2;
+   */
+  documents: bigint;
+
+  /**
+   * Number of document opens over the range.
+   *
+   * @generated from field: int64 opens = 3;
+   */
+  opens: bigint;
+
+  /**
+   * One entry per calendar month the range touches, counted over the whole month.
+   *
+   * @generated from field: repeated docservice.v1.UsageGroupMonth by_month = 4;
+   */
+  byMonth: UsageGroupMonth[];
+};
+
+/**
+ * Describes the message docservice.v1.UsageGroup.
+ * Use `create(UsageGroupSchema)` to create a new message.
+ */
+export const UsageGroupSchema: GenMessage<UsageGroup> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 9);
+
+/**
+ * Documents and opens of one value of a metadata key in one calendar month (UTC).
+ *
+ * @generated from message docservice.v1.UsageGroupMonth
+ */
+export type UsageGroupMonth = Message<"docservice.v1.UsageGroupMonth"> & {
+  /**
+   * The month, YYYY-MM.
+   *
+   * @generated from field: string month = 1;
+   */
+  month: string;
+
+  /**
+   * Exact number of distinct documents that month.
+   *
+   * @generated from field: int64 documents = 2;
+   */
+  documents: bigint;
+
+  /**
+   * Number of document opens that month.
+   *
+   * @generated from field: int64 opens = 3;
+   */
+  opens: bigint;
+};
+
+/**
+ * Describes the message docservice.v1.UsageGroupMonth.
+ * Use `create(UsageGroupMonthSchema)` to create a new message.
+ */
+export const UsageGroupMonthSchema: GenMessage<UsageGroupMonth> = /*@__PURE__*/
+  messageDesc(file_docservice_v1_telemetry, 10);
 
 /**
  * Usage in one calendar month (UTC).
@@ -329,6 +502,13 @@ export type MonthlyUsage = Message<"docservice.v1.MonthlyUsage"> & {
    * @generated from field: int64 opens = 3;
    */
   opens: bigint;
+
+  /**
+   * Of the documents, those whose id is not a content id.
+   *
+   * @generated from field: int64 documents_without_content_id = 4;
+   */
+  documentsWithoutContentId: bigint;
 };
 
 /**
@@ -336,7 +516,7 @@ export type MonthlyUsage = Message<"docservice.v1.MonthlyUsage"> & {
  * Use `create(MonthlyUsageSchema)` to create a new message.
  */
 export const MonthlyUsageSchema: GenMessage<MonthlyUsage> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 7);
+  messageDesc(file_docservice_v1_telemetry, 11);
 
 /**
  * Asks for a license key to be registered.
@@ -365,7 +545,7 @@ export type AddLicenseKeyRequest = Message<"docservice.v1.AddLicenseKeyRequest">
  * Use `create(AddLicenseKeyRequestSchema)` to create a new message.
  */
 export const AddLicenseKeyRequestSchema: GenMessage<AddLicenseKeyRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 8);
+  messageDesc(file_docservice_v1_telemetry, 12);
 
 /**
  * A registered license key.
@@ -400,7 +580,7 @@ export type LicenseKey = Message<"docservice.v1.LicenseKey"> & {
  * Use `create(LicenseKeySchema)` to create a new message.
  */
 export const LicenseKeySchema: GenMessage<LicenseKey> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 9);
+  messageDesc(file_docservice_v1_telemetry, 13);
 
 /**
  * Asks for a license key to be removed.
@@ -421,7 +601,7 @@ export type RemoveLicenseKeyRequest = Message<"docservice.v1.RemoveLicenseKeyReq
  * Use `create(RemoveLicenseKeyRequestSchema)` to create a new message.
  */
 export const RemoveLicenseKeyRequestSchema: GenMessage<RemoveLicenseKeyRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 10);
+  messageDesc(file_docservice_v1_telemetry, 14);
 
 /**
  * The registered key.
@@ -442,7 +622,7 @@ export type AddLicenseKeyResponse = Message<"docservice.v1.AddLicenseKeyResponse
  * Use `create(AddLicenseKeyResponseSchema)` to create a new message.
  */
 export const AddLicenseKeyResponseSchema: GenMessage<AddLicenseKeyResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 11);
+  messageDesc(file_docservice_v1_telemetry, 15);
 
 /**
  * Result of removing a license key.
@@ -463,7 +643,7 @@ export type RemoveLicenseKeyResponse = Message<"docservice.v1.RemoveLicenseKeyRe
  * Use `create(RemoveLicenseKeyResponseSchema)` to create a new message.
  */
 export const RemoveLicenseKeyResponseSchema: GenMessage<RemoveLicenseKeyResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 12);
+  messageDesc(file_docservice_v1_telemetry, 16);
 
 /**
  * Asks for the registered license keys.
@@ -478,7 +658,7 @@ export type ListLicenseKeysRequest = Message<"docservice.v1.ListLicenseKeysReque
  * Use `create(ListLicenseKeysRequestSchema)` to create a new message.
  */
 export const ListLicenseKeysRequestSchema: GenMessage<ListLicenseKeysRequest> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 13);
+  messageDesc(file_docservice_v1_telemetry, 17);
 
 /**
  * The registered license keys.
@@ -499,7 +679,7 @@ export type ListLicenseKeysResponse = Message<"docservice.v1.ListLicenseKeysResp
  * Use `create(ListLicenseKeysResponseSchema)` to create a new message.
  */
 export const ListLicenseKeysResponseSchema: GenMessage<ListLicenseKeysResponse> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 14);
+  messageDesc(file_docservice_v1_telemetry, 18);
 
 /**
  * Usage on one UTC day.
@@ -527,6 +707,13 @@ export type DailyUsage = Message<"docservice.v1.DailyUsage"> & {
    * @generated from field: int64 opens = 3;
    */
   opens: bigint;
+
+  /**
+   * Of the documents, those whose id is not a content id.
+   *
+   * @generated from field: int64 documents_without_content_id = 4;
+   */
+  documentsWithoutContentId: bigint;
 };
 
 /**
@@ -534,7 +721,7 @@ export type DailyUsage = Message<"docservice.v1.DailyUsage"> & {
  * Use `create(DailyUsageSchema)` to create a new message.
  */
 export const DailyUsageSchema: GenMessage<DailyUsage> = /*@__PURE__*/
-  messageDesc(file_docservice_v1_telemetry, 15);
+  messageDesc(file_docservice_v1_telemetry, 19);
 
 /**
  * TelemetryService collects usage events from client editors (one per opened

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { Struct } from "../../google/protobuf/struct.js";
 import { Timestamp } from "../../google/protobuf/timestamp.js";
 
 export const protobufPackage = "docservice.v1";
@@ -72,21 +73,32 @@ export interface CollectRequest {
   browserInfo:
     | BrowserInfo
     | undefined;
-  /** Flat caller metadata (size-limited). */
-  metadata: { [key: string]: string };
+  /**
+   * The caller's metadata: any JSON object. What goes beyond its limits (depth,
+   * keys, bytes: clients/telemetry/metadata.ts) is left out and listed in the
+   * response; the events are accepted all the same.
+   */
+  metadata:
+    | { [key: string]: any }
+    | undefined;
   /** 1 to 100 events. */
   events: UsageEvent[];
 }
 
-export interface CollectRequest_MetadataEntry {
-  key: string;
-  value: string;
+/** A part of a report's metadata that was left out. */
+export interface MetadataDrop {
+  /** Where, as metadata.ctx.plan or metadata.tags[3]. */
+  path: string;
+  /** Why: "not an object", "not JSON", "too deep", "key too long", "too many keys" or "too large". */
+  reason: string;
 }
 
 /** Acknowledges durably stored events. */
 export interface CollectResponse {
   /** Number of events accepted. */
   accepted: number;
+  /** What was left out of the metadata (at most 16 listed); empty when nothing was. */
+  metadataDropped: MetadataDrop[];
 }
 
 /** Asks for usage over a range of days. */
@@ -97,6 +109,11 @@ export interface GetUsageRequest {
   from: string;
   /** Last UTC day, inclusive, as YYYY-MM-DD. */
   to: string;
+  /**
+   * Optional: "metadata.<key>" also counts documents and opens per value of
+   * that top-level metadata key (a range of at most 31 days).
+   */
+  groupBy: string;
 }
 
 /** Exact usage of a license key. */
@@ -120,7 +137,51 @@ export interface GetUsageResponse {
     | Date
     | undefined;
   /** Last time the key was seen opening a document, if ever. */
-  lastSeen: Date | undefined;
+  lastSeen:
+    | Date
+    | undefined;
+  /**
+   * Of the documents, those whose id is not a content id (an application's
+   * own id, or a random one per open, which bills every open as a document).
+   */
+  documentsWithoutContentId: number;
+  /** Per value of the key asked for in group_by; absent without group_by. */
+  grouped: UsageGroups | undefined;
+}
+
+/** Usage per value of one metadata key. */
+export interface UsageGroups {
+  /** The metadata key. */
+  key: string;
+  /** Every value the range's reports carried, most documents first. */
+  groups: UsageGroup[];
+  /**
+   * The values beyond the first 1,000 of a month, counted together (value
+   * empty); absent when there were none.
+   */
+  otherValues: UsageGroup | undefined;
+}
+
+/** Documents and opens of one value of a metadata key. */
+export interface UsageGroup {
+  /** The value as text: a string as it is, anything else as JSON. */
+  value: string;
+  /** Exact number of distinct documents over the range. */
+  documents: number;
+  /** Number of document opens over the range. */
+  opens: number;
+  /** One entry per calendar month the range touches, counted over the whole month. */
+  byMonth: UsageGroupMonth[];
+}
+
+/** Documents and opens of one value of a metadata key in one calendar month (UTC). */
+export interface UsageGroupMonth {
+  /** The month, YYYY-MM. */
+  month: string;
+  /** Exact number of distinct documents that month. */
+  documents: number;
+  /** Number of document opens that month. */
+  opens: number;
 }
 
 /** Usage in one calendar month (UTC). */
@@ -131,6 +192,8 @@ export interface MonthlyUsage {
   documents: number;
   /** Number of document opens that month. */
   opens: number;
+  /** Of the documents, those whose id is not a content id. */
+  documentsWithoutContentId: number;
 }
 
 /** Asks for a license key to be registered. */
@@ -192,6 +255,8 @@ export interface DailyUsage {
   documents: number;
   /** Number of document opens that day. */
   opens: number;
+  /** Of the documents, those whose id is not a content id. */
+  documentsWithoutContentId: number;
 }
 
 function createBaseBrowserInfo(): BrowserInfo {
@@ -520,7 +585,7 @@ export const UsageEvent: MessageFns<UsageEvent> = {
 };
 
 function createBaseCollectRequest(): CollectRequest {
-  return { licenseKey: "", libraryVersion: "", browserInfo: undefined, metadata: {}, events: [] };
+  return { licenseKey: "", libraryVersion: "", browserInfo: undefined, metadata: undefined, events: [] };
 }
 
 export const CollectRequest: MessageFns<CollectRequest> = {
@@ -534,9 +599,9 @@ export const CollectRequest: MessageFns<CollectRequest> = {
     if (message.browserInfo !== undefined) {
       BrowserInfo.encode(message.browserInfo, writer.uint32(26).fork()).join();
     }
-    globalThis.Object.entries(message.metadata).forEach(([key, value]: [string, string]) => {
-      CollectRequest_MetadataEntry.encode({ key: key as any, value }, writer.uint32(34).fork()).join();
-    });
+    if (message.metadata !== undefined) {
+      Struct.encode(Struct.wrap(message.metadata), writer.uint32(50).fork()).join();
+    }
     for (const v of message.events) {
       UsageEvent.encode(v!, writer.uint32(42).fork()).join();
     }
@@ -580,15 +645,12 @@ export const CollectRequest: MessageFns<CollectRequest> = {
             message.browserInfo = BrowserInfo.decode(reader, reader.uint32());
             continue;
           }
-          case 4: {
-            if (tag !== 34) {
+          case 6: {
+            if (tag !== 50) {
               break;
             }
 
-            const entry4 = CollectRequest_MetadataEntry.decode(reader, reader.uint32());
-            if (entry4.value !== undefined) {
-              message.metadata[entry4.key] = entry4.value;
-            }
+            message.metadata = Struct.unwrap(Struct.decode(reader, reader.uint32()));
             continue;
           }
           case 5: {
@@ -628,23 +690,8 @@ export const CollectRequest: MessageFns<CollectRequest> = {
         : isSet(object.browser_info)
         ? BrowserInfo.fromJSON(object.browser_info)
         : undefined,
-      metadata: isObject(object.metadata)
-        ? (globalThis.Object.entries(object.metadata) as [string, any][]).reduce(
-          (acc: { [key: string]: string }, [key, value]: [string, any]) => {
-            globalThis.Object.defineProperty(acc, key, {
-              value: globalThis.String(value),
-              enumerable: true,
-              configurable: true,
-              writable: true,
-            });
-            return acc;
-          },
-          {},
-        )
-        : {},
-      events: globalThis.Array.isArray(object?.events)
-        ? object.events.map((e: any) => UsageEvent.fromJSON(e))
-        : [],
+      metadata: isObject(object.metadata) ? object.metadata : undefined,
+      events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => UsageEvent.fromJSON(e)) : [],
     };
   },
 
@@ -659,14 +706,8 @@ export const CollectRequest: MessageFns<CollectRequest> = {
     if (message.browserInfo !== undefined) {
       obj.browserInfo = BrowserInfo.toJSON(message.browserInfo);
     }
-    if (message.metadata) {
-      const entries = globalThis.Object.entries(message.metadata) as [string, string][];
-      if (entries.length > 0) {
-        obj.metadata = {};
-        entries.forEach(([k, v]) => {
-          obj.metadata[k] = v;
-        });
-      }
+    if (message.metadata !== undefined) {
+      obj.metadata = message.metadata;
     }
     if (message.events?.length) {
       obj.events = message.events.map((e) => UsageEvent.toJSON(e));
@@ -684,36 +725,28 @@ export const CollectRequest: MessageFns<CollectRequest> = {
     message.browserInfo = (object.browserInfo !== undefined && object.browserInfo !== null)
       ? BrowserInfo.fromPartial(object.browserInfo)
       : undefined;
-    message.metadata = (globalThis.Object.entries(object.metadata ?? {}) as [string, string][]).reduce(
-      (acc: { [key: string]: string }, [key, value]: [string, string]) => {
-        if (value !== undefined) {
-          acc[key] = globalThis.String(value);
-        }
-        return acc;
-      },
-      {},
-    );
+    message.metadata = object.metadata ?? undefined;
     message.events = object.events?.map((e) => UsageEvent.fromPartial(e)) || [];
     return message;
   },
 };
 
-function createBaseCollectRequest_MetadataEntry(): CollectRequest_MetadataEntry {
-  return { key: "", value: "" };
+function createBaseMetadataDrop(): MetadataDrop {
+  return { path: "", reason: "" };
 }
 
-export const CollectRequest_MetadataEntry: MessageFns<CollectRequest_MetadataEntry> = {
-  encode(message: CollectRequest_MetadataEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.key !== "") {
-      writer.uint32(10).string(message.key);
+export const MetadataDrop: MessageFns<MetadataDrop> = {
+  encode(message: MetadataDrop, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
     }
-    if (message.value !== "") {
-      writer.uint32(18).string(message.value);
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
     }
     return writer;
   },
 
-  decode(input: BinaryReader | Uint8Array, length?: number): CollectRequest_MetadataEntry {
+  decode(input: BinaryReader | Uint8Array, length?: number): MetadataDrop {
     const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
     const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
     if (previousRecursionDepth >= 100) {
@@ -722,7 +755,7 @@ export const CollectRequest_MetadataEntry: MessageFns<CollectRequest_MetadataEnt
     (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
     try {
       const end = length === undefined ? reader.len : reader.pos + length;
-      const message = createBaseCollectRequest_MetadataEntry();
+      const message = createBaseMetadataDrop();
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
@@ -731,7 +764,7 @@ export const CollectRequest_MetadataEntry: MessageFns<CollectRequest_MetadataEnt
               break;
             }
 
-            message.key = reader.string();
+            message.path = reader.string();
             continue;
           }
           case 2: {
@@ -739,7 +772,7 @@ export const CollectRequest_MetadataEntry: MessageFns<CollectRequest_MetadataEnt
               break;
             }
 
-            message.value = reader.string();
+            message.reason = reader.string();
             continue;
           }
         }
@@ -754,43 +787,46 @@ export const CollectRequest_MetadataEntry: MessageFns<CollectRequest_MetadataEnt
     }
   },
 
-  fromJSON(object: any): CollectRequest_MetadataEntry {
+  fromJSON(object: any): MetadataDrop {
     return {
-      key: isSet(object.key) ? globalThis.String(object.key) : "",
-      value: isSet(object.value) ? globalThis.String(object.value) : "",
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
-  toJSON(message: CollectRequest_MetadataEntry): unknown {
+  toJSON(message: MetadataDrop): unknown {
     const obj: any = {};
-    if (message.key !== "") {
-      obj.key = message.key;
+    if (message.path !== "") {
+      obj.path = message.path;
     }
-    if (message.value !== "") {
-      obj.value = message.value;
+    if (message.reason !== "") {
+      obj.reason = message.reason;
     }
     return obj;
   },
 
-  create<I extends Exact<DeepPartial<CollectRequest_MetadataEntry>, I>>(base?: I): CollectRequest_MetadataEntry {
-    return CollectRequest_MetadataEntry.fromPartial(base ?? ({} as any));
+  create<I extends Exact<DeepPartial<MetadataDrop>, I>>(base?: I): MetadataDrop {
+    return MetadataDrop.fromPartial(base ?? ({} as any));
   },
-  fromPartial<I extends Exact<DeepPartial<CollectRequest_MetadataEntry>, I>>(object: I): CollectRequest_MetadataEntry {
-    const message = createBaseCollectRequest_MetadataEntry();
-    message.key = object.key ?? "";
-    message.value = object.value ?? "";
+  fromPartial<I extends Exact<DeepPartial<MetadataDrop>, I>>(object: I): MetadataDrop {
+    const message = createBaseMetadataDrop();
+    message.path = object.path ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };
 
 function createBaseCollectResponse(): CollectResponse {
-  return { accepted: 0 };
+  return { accepted: 0, metadataDropped: [] };
 }
 
 export const CollectResponse: MessageFns<CollectResponse> = {
   encode(message: CollectResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.accepted !== 0) {
       writer.uint32(8).int32(message.accepted);
+    }
+    for (const v of message.metadataDropped) {
+      MetadataDrop.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -816,6 +852,14 @@ export const CollectResponse: MessageFns<CollectResponse> = {
             message.accepted = reader.int32();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.metadataDropped.push(MetadataDrop.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -829,13 +873,23 @@ export const CollectResponse: MessageFns<CollectResponse> = {
   },
 
   fromJSON(object: any): CollectResponse {
-    return { accepted: isSet(object.accepted) ? globalThis.Number(object.accepted) : 0 };
+    return {
+      accepted: isSet(object.accepted) ? globalThis.Number(object.accepted) : 0,
+      metadataDropped: globalThis.Array.isArray(object?.metadataDropped)
+        ? object.metadataDropped.map((e: any) => MetadataDrop.fromJSON(e))
+        : globalThis.Array.isArray(object?.metadata_dropped)
+        ? object.metadata_dropped.map((e: any) => MetadataDrop.fromJSON(e))
+        : [],
+    };
   },
 
   toJSON(message: CollectResponse): unknown {
     const obj: any = {};
     if (message.accepted !== 0) {
       obj.accepted = Math.round(message.accepted);
+    }
+    if (message.metadataDropped?.length) {
+      obj.metadataDropped = message.metadataDropped.map((e) => MetadataDrop.toJSON(e));
     }
     return obj;
   },
@@ -846,12 +900,13 @@ export const CollectResponse: MessageFns<CollectResponse> = {
   fromPartial<I extends Exact<DeepPartial<CollectResponse>, I>>(object: I): CollectResponse {
     const message = createBaseCollectResponse();
     message.accepted = object.accepted ?? 0;
+    message.metadataDropped = object.metadataDropped?.map((e) => MetadataDrop.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseGetUsageRequest(): GetUsageRequest {
-  return { licenseKey: "", from: "", to: "" };
+  return { licenseKey: "", from: "", to: "", groupBy: "" };
 }
 
 export const GetUsageRequest: MessageFns<GetUsageRequest> = {
@@ -864,6 +919,9 @@ export const GetUsageRequest: MessageFns<GetUsageRequest> = {
     }
     if (message.to !== "") {
       writer.uint32(26).string(message.to);
+    }
+    if (message.groupBy !== "") {
+      writer.uint32(34).string(message.groupBy);
     }
     return writer;
   },
@@ -905,6 +963,14 @@ export const GetUsageRequest: MessageFns<GetUsageRequest> = {
             message.to = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.groupBy = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -926,6 +992,11 @@ export const GetUsageRequest: MessageFns<GetUsageRequest> = {
         : "",
       from: isSet(object.from) ? globalThis.String(object.from) : "",
       to: isSet(object.to) ? globalThis.String(object.to) : "",
+      groupBy: isSet(object.groupBy)
+        ? globalThis.String(object.groupBy)
+        : isSet(object.group_by)
+        ? globalThis.String(object.group_by)
+        : "",
     };
   },
 
@@ -940,6 +1011,9 @@ export const GetUsageRequest: MessageFns<GetUsageRequest> = {
     if (message.to !== "") {
       obj.to = message.to;
     }
+    if (message.groupBy !== "") {
+      obj.groupBy = message.groupBy;
+    }
     return obj;
   },
 
@@ -951,6 +1025,7 @@ export const GetUsageRequest: MessageFns<GetUsageRequest> = {
     message.licenseKey = object.licenseKey ?? "";
     message.from = object.from ?? "";
     message.to = object.to ?? "";
+    message.groupBy = object.groupBy ?? "";
     return message;
   },
 };
@@ -966,6 +1041,8 @@ function createBaseGetUsageResponse(): GetUsageResponse {
     byMonth: [],
     firstSeen: undefined,
     lastSeen: undefined,
+    documentsWithoutContentId: 0,
+    grouped: undefined,
   };
 }
 
@@ -997,6 +1074,12 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
     }
     if (message.lastSeen !== undefined) {
       Timestamp.encode(toTimestamp(message.lastSeen), writer.uint32(74).fork()).join();
+    }
+    if (message.documentsWithoutContentId !== 0) {
+      writer.uint32(80).int64(message.documentsWithoutContentId);
+    }
+    if (message.grouped !== undefined) {
+      UsageGroups.encode(message.grouped, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -1086,6 +1169,22 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
             message.lastSeen = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.documentsWithoutContentId = longToNumber(reader.int64());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.grouped = UsageGroups.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1129,6 +1228,12 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
         : isSet(object.last_seen)
         ? fromJsonTimestamp(object.last_seen)
         : undefined,
+      documentsWithoutContentId: isSet(object.documentsWithoutContentId)
+        ? globalThis.Number(object.documentsWithoutContentId)
+        : isSet(object.documents_without_content_id)
+        ? globalThis.Number(object.documents_without_content_id)
+        : 0,
+      grouped: isSet(object.grouped) ? UsageGroups.fromJSON(object.grouped) : undefined,
     };
   },
 
@@ -1161,6 +1266,12 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
     if (message.lastSeen !== undefined) {
       obj.lastSeen = message.lastSeen.toISOString();
     }
+    if (message.documentsWithoutContentId !== 0) {
+      obj.documentsWithoutContentId = Math.round(message.documentsWithoutContentId);
+    }
+    if (message.grouped !== undefined) {
+      obj.grouped = UsageGroups.toJSON(message.grouped);
+    }
     return obj;
   },
 
@@ -1178,12 +1289,345 @@ export const GetUsageResponse: MessageFns<GetUsageResponse> = {
     message.byMonth = object.byMonth?.map((e) => MonthlyUsage.fromPartial(e)) || [];
     message.firstSeen = object.firstSeen ?? undefined;
     message.lastSeen = object.lastSeen ?? undefined;
+    message.documentsWithoutContentId = object.documentsWithoutContentId ?? 0;
+    message.grouped = (object.grouped !== undefined && object.grouped !== null)
+      ? UsageGroups.fromPartial(object.grouped)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUsageGroups(): UsageGroups {
+  return { key: "", groups: [], otherValues: undefined };
+}
+
+export const UsageGroups: MessageFns<UsageGroups> = {
+  encode(message: UsageGroups, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    for (const v of message.groups) {
+      UsageGroup.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.otherValues !== undefined) {
+      UsageGroup.encode(message.otherValues, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageGroups {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageGroups();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.groups.push(UsageGroup.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.otherValues = UsageGroup.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageGroups {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      groups: globalThis.Array.isArray(object?.groups) ? object.groups.map((e: any) => UsageGroup.fromJSON(e)) : [],
+      otherValues: isSet(object.otherValues)
+        ? UsageGroup.fromJSON(object.otherValues)
+        : isSet(object.other_values)
+        ? UsageGroup.fromJSON(object.other_values)
+        : undefined,
+    };
+  },
+
+  toJSON(message: UsageGroups): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.groups?.length) {
+      obj.groups = message.groups.map((e) => UsageGroup.toJSON(e));
+    }
+    if (message.otherValues !== undefined) {
+      obj.otherValues = UsageGroup.toJSON(message.otherValues);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageGroups>, I>>(base?: I): UsageGroups {
+    return UsageGroups.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageGroups>, I>>(object: I): UsageGroups {
+    const message = createBaseUsageGroups();
+    message.key = object.key ?? "";
+    message.groups = object.groups?.map((e) => UsageGroup.fromPartial(e)) || [];
+    message.otherValues = (object.otherValues !== undefined && object.otherValues !== null)
+      ? UsageGroup.fromPartial(object.otherValues)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseUsageGroup(): UsageGroup {
+  return { value: "", documents: 0, opens: 0, byMonth: [] };
+}
+
+export const UsageGroup: MessageFns<UsageGroup> = {
+  encode(message: UsageGroup, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.value !== "") {
+      writer.uint32(10).string(message.value);
+    }
+    if (message.documents !== 0) {
+      writer.uint32(16).int64(message.documents);
+    }
+    if (message.opens !== 0) {
+      writer.uint32(24).int64(message.opens);
+    }
+    for (const v of message.byMonth) {
+      UsageGroupMonth.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageGroup {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageGroup();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.value = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.documents = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.opens = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.byMonth.push(UsageGroupMonth.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageGroup {
+    return {
+      value: isSet(object.value) ? globalThis.String(object.value) : "",
+      documents: isSet(object.documents) ? globalThis.Number(object.documents) : 0,
+      opens: isSet(object.opens) ? globalThis.Number(object.opens) : 0,
+      byMonth: globalThis.Array.isArray(object?.byMonth)
+        ? object.byMonth.map((e: any) => UsageGroupMonth.fromJSON(e))
+        : globalThis.Array.isArray(object?.by_month)
+        ? object.by_month.map((e: any) => UsageGroupMonth.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: UsageGroup): unknown {
+    const obj: any = {};
+    if (message.value !== "") {
+      obj.value = message.value;
+    }
+    if (message.documents !== 0) {
+      obj.documents = Math.round(message.documents);
+    }
+    if (message.opens !== 0) {
+      obj.opens = Math.round(message.opens);
+    }
+    if (message.byMonth?.length) {
+      obj.byMonth = message.byMonth.map((e) => UsageGroupMonth.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageGroup>, I>>(base?: I): UsageGroup {
+    return UsageGroup.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageGroup>, I>>(object: I): UsageGroup {
+    const message = createBaseUsageGroup();
+    message.value = object.value ?? "";
+    message.documents = object.documents ?? 0;
+    message.opens = object.opens ?? 0;
+    message.byMonth = object.byMonth?.map((e) => UsageGroupMonth.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseUsageGroupMonth(): UsageGroupMonth {
+  return { month: "", documents: 0, opens: 0 };
+}
+
+export const UsageGroupMonth: MessageFns<UsageGroupMonth> = {
+  encode(message: UsageGroupMonth, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.month !== "") {
+      writer.uint32(10).string(message.month);
+    }
+    if (message.documents !== 0) {
+      writer.uint32(16).int64(message.documents);
+    }
+    if (message.opens !== 0) {
+      writer.uint32(24).int64(message.opens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): UsageGroupMonth {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseUsageGroupMonth();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.month = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.documents = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.opens = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): UsageGroupMonth {
+    return {
+      month: isSet(object.month) ? globalThis.String(object.month) : "",
+      documents: isSet(object.documents) ? globalThis.Number(object.documents) : 0,
+      opens: isSet(object.opens) ? globalThis.Number(object.opens) : 0,
+    };
+  },
+
+  toJSON(message: UsageGroupMonth): unknown {
+    const obj: any = {};
+    if (message.month !== "") {
+      obj.month = message.month;
+    }
+    if (message.documents !== 0) {
+      obj.documents = Math.round(message.documents);
+    }
+    if (message.opens !== 0) {
+      obj.opens = Math.round(message.opens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<UsageGroupMonth>, I>>(base?: I): UsageGroupMonth {
+    return UsageGroupMonth.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<UsageGroupMonth>, I>>(object: I): UsageGroupMonth {
+    const message = createBaseUsageGroupMonth();
+    message.month = object.month ?? "";
+    message.documents = object.documents ?? 0;
+    message.opens = object.opens ?? 0;
     return message;
   },
 };
 
 function createBaseMonthlyUsage(): MonthlyUsage {
-  return { month: "", documents: 0, opens: 0 };
+  return { month: "", documents: 0, opens: 0, documentsWithoutContentId: 0 };
 }
 
 export const MonthlyUsage: MessageFns<MonthlyUsage> = {
@@ -1196,6 +1640,9 @@ export const MonthlyUsage: MessageFns<MonthlyUsage> = {
     }
     if (message.opens !== 0) {
       writer.uint32(24).int64(message.opens);
+    }
+    if (message.documentsWithoutContentId !== 0) {
+      writer.uint32(32).int64(message.documentsWithoutContentId);
     }
     return writer;
   },
@@ -1237,6 +1684,14 @@ export const MonthlyUsage: MessageFns<MonthlyUsage> = {
             message.opens = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.documentsWithoutContentId = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1254,6 +1709,11 @@ export const MonthlyUsage: MessageFns<MonthlyUsage> = {
       month: isSet(object.month) ? globalThis.String(object.month) : "",
       documents: isSet(object.documents) ? globalThis.Number(object.documents) : 0,
       opens: isSet(object.opens) ? globalThis.Number(object.opens) : 0,
+      documentsWithoutContentId: isSet(object.documentsWithoutContentId)
+        ? globalThis.Number(object.documentsWithoutContentId)
+        : isSet(object.documents_without_content_id)
+        ? globalThis.Number(object.documents_without_content_id)
+        : 0,
     };
   },
 
@@ -1268,6 +1728,9 @@ export const MonthlyUsage: MessageFns<MonthlyUsage> = {
     if (message.opens !== 0) {
       obj.opens = Math.round(message.opens);
     }
+    if (message.documentsWithoutContentId !== 0) {
+      obj.documentsWithoutContentId = Math.round(message.documentsWithoutContentId);
+    }
     return obj;
   },
 
@@ -1279,6 +1742,7 @@ export const MonthlyUsage: MessageFns<MonthlyUsage> = {
     message.month = object.month ?? "";
     message.documents = object.documents ?? 0;
     message.opens = object.opens ?? 0;
+    message.documentsWithoutContentId = object.documentsWithoutContentId ?? 0;
     return message;
   },
 };
@@ -1808,7 +2272,7 @@ export const ListLicenseKeysResponse: MessageFns<ListLicenseKeysResponse> = {
 };
 
 function createBaseDailyUsage(): DailyUsage {
-  return { date: "", documents: 0, opens: 0 };
+  return { date: "", documents: 0, opens: 0, documentsWithoutContentId: 0 };
 }
 
 export const DailyUsage: MessageFns<DailyUsage> = {
@@ -1821,6 +2285,9 @@ export const DailyUsage: MessageFns<DailyUsage> = {
     }
     if (message.opens !== 0) {
       writer.uint32(24).int64(message.opens);
+    }
+    if (message.documentsWithoutContentId !== 0) {
+      writer.uint32(32).int64(message.documentsWithoutContentId);
     }
     return writer;
   },
@@ -1862,6 +2329,14 @@ export const DailyUsage: MessageFns<DailyUsage> = {
             message.opens = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.documentsWithoutContentId = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1879,6 +2354,11 @@ export const DailyUsage: MessageFns<DailyUsage> = {
       date: isSet(object.date) ? globalThis.String(object.date) : "",
       documents: isSet(object.documents) ? globalThis.Number(object.documents) : 0,
       opens: isSet(object.opens) ? globalThis.Number(object.opens) : 0,
+      documentsWithoutContentId: isSet(object.documentsWithoutContentId)
+        ? globalThis.Number(object.documentsWithoutContentId)
+        : isSet(object.documents_without_content_id)
+        ? globalThis.Number(object.documents_without_content_id)
+        : 0,
     };
   },
 
@@ -1893,6 +2373,9 @@ export const DailyUsage: MessageFns<DailyUsage> = {
     if (message.opens !== 0) {
       obj.opens = Math.round(message.opens);
     }
+    if (message.documentsWithoutContentId !== 0) {
+      obj.documentsWithoutContentId = Math.round(message.documentsWithoutContentId);
+    }
     return obj;
   },
 
@@ -1904,6 +2387,7 @@ export const DailyUsage: MessageFns<DailyUsage> = {
     message.date = object.date ?? "";
     message.documents = object.documents ?? 0;
     message.opens = object.opens ?? 0;
+    message.documentsWithoutContentId = object.documentsWithoutContentId ?? 0;
     return message;
   },
 };

@@ -1,0 +1,155 @@
+// The metadata contract as a front end meets it: the packed @docservice/telemetry
+// tarball, installed in an empty project and bundled by esbuild from there, runs
+// in Chromium on one origin and reports one DOCX open per kind of metadata an
+// integrator may configure to the real /v1/collect of a running platform on
+// another. Every report must be accepted with nothing more left out by the
+// platform than the client already left out (both apply one definition), the
+// debug hook must hear what was left out, and /v1/usage must count every open
+// of the one file as one document.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { computeDocumentId, COMMUNITY_LICENSE_KEY } from "../../clients/telemetry/index.js";
+import { launchBrowser } from "../support/browser.js";
+import { bundleForBrowser, serveStatic, type StaticSite } from "../support/browser-page.js";
+import { corpusFile } from "../support/corpus.js";
+import { installPackedTelemetryClient, type PackedTelemetryClient } from "../support/packed-telemetry-client.js";
+import { startPlatform, type Platform } from "../support/platform.js";
+import { ADMIN_TOKEN, collect, registerLicenseKey, usageWhen } from "../support/usage-reports.js";
+
+const DOCX = "1-page.docx";
+
+/**
+ * `window.reportEveryKind(collector)` makes one tracker per kind of metadata and
+ * opens the document with each; it returns what each debug hook heard.
+ * The kinds JSON cannot carry (a Date, a function, a cycle, a BigInt) are why
+ * they are built here, in the page, and not passed in.
+ */
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<title>telemetry contract</title>
+<script type="module">
+  import { createUsageTracker } from "/telemetry.js";
+  window.reportEveryKind = async (collector) => {
+    const bytes = new Uint8Array(await (await fetch("/document.docx")).arrayBuffer());
+    const cycle = { name: "c" };
+    cycle.self = cycle;
+    const kinds = {
+      none: undefined,
+      empty: {},
+      flat: { customerId: "c-1", seats: 5, trial: false, region: null },
+      referenceEditor: { tenant: "t1", user: null, ctx: { plan: "pro" } },
+      nested: { a: { b: { c: "three levels" } }, list: [1, "two", { three: 3 }, [4]] },
+      unicode: { "clé": "värde", "名前": "文書", emoji: "📄", "user id": "u 1" },
+      protoKey: JSON.parse('{"__proto__":{"x":1},"constructor":"c"}'),
+      tooDeep: { a: { b: { c: { d: { e: 1 } } } }, kept: 1 },
+      tooLarge: { big: "x".repeat(5000), small: "kept" },
+      tooManyKeys: Object.fromEntries(Array.from({ length: 100 }, (_, i) => ["k" + i, i])),
+      longKey: { ["k".repeat(100)]: 1, ok: 1 },
+      notJson: { at: new Date(0), fn: () => 1, nan: NaN, inf: Infinity, undef: undefined, big: 1n, cycle },
+      notAnObject: "tenant-1",
+    };
+    const heard = {};
+    for (const [kind, metadata] of Object.entries(kinds)) {
+      const debug = (event) => (heard[kind] = event.dropped.map((drop) => drop.path + " (" + drop.reason + ")"));
+      createUsageTracker({ telemetry: { endpoint: collector + "/v1/collect", metadata, debug } }).trackOpen(bytes);
+    }
+    return { kinds: Object.keys(kinds), heard };
+  };
+  document.body.dataset.ready = "1";
+</script>
+`;
+
+/** What each kind's report carries as metadata once the client has bounded it (absent: none). */
+const SENT: Record<string, unknown> = {
+  none: undefined,
+  empty: undefined,
+  flat: { customerId: "c-1", seats: 5, trial: false, region: null },
+  referenceEditor: { tenant: "t1", user: null, ctx: { plan: "pro" } },
+  nested: { a: { b: { c: "three levels" } }, list: [1, "two", { three: 3 }, [4]] },
+  unicode: { "clé": "värde", "名前": "文書", emoji: "📄", "user id": "u 1" },
+  protoKey: JSON.parse('{"__proto__":{"x":1},"constructor":"c"}'),
+  tooDeep: { a: { b: { c: {} } }, kept: 1 },
+  tooLarge: { small: "kept" },
+  tooManyKeys: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, i])),
+  longKey: { ok: 1 },
+  notJson: { at: "1970-01-01T00:00:00.000Z", nan: null, inf: null },
+  notAnObject: undefined,
+};
+
+/** What each kind's debug hook hears (kinds not listed: nothing). */
+const HEARD: Record<string, string[]> = {
+  tooDeep: ["metadata.a.b.c.d (too deep)"],
+  tooLarge: ["metadata.big (too large)"],
+  tooManyKeys: Array.from({ length: 16 }, (_, i) => `metadata.k${64 + i} (too many keys)`),
+  longKey: [`metadata.${"k".repeat(100)} (key too long)`],
+  notJson: ["metadata.fn (not JSON)", "metadata.undef (not JSON)", "metadata.big (not JSON)", "metadata.cycle (not JSON)"],
+  notAnObject: ["metadata (not an object)"],
+};
+
+describe("the packed telemetry client in Chromium against the real /v1/collect: every kind of metadata", { timeout: 300_000 }, () => {
+  let packed: PackedTelemetryClient;
+  let platform: Platform;
+  let site: StaticSite;
+  let browser: Browser;
+  const docx = corpusFile(DOCX);
+
+  before(async () => {
+    const [installed] = await Promise.all([
+      installPackedTelemetryClient().then((result) => (packed = result)),
+      startPlatform({ CONVERSION_POOL_SIZE: "1", DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN }).then((started) => (platform = started)),
+      launchBrowser().then((launched) => (browser = launched)),
+    ]);
+    const bundle = await bundleForBrowser(pathToFileURL(join(installed.installed, "dist", "index.js")));
+    site = await serveStatic({
+      "/": { type: "text/html; charset=utf-8", body: PAGE },
+      "/telemetry.js": { type: "text/javascript; charset=utf-8", body: bundle },
+      "/document.docx": { type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", body: docx },
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await site?.close();
+    await platform?.stop();
+    packed?.remove();
+  });
+
+  test("each report is accepted, the platform leaves out nothing more, the hook hears what the client left out, and the file counts once", async () => {
+    const endpoint = `${platform.base}/v1/collect`;
+    const page: Page = await (await browser.newContext()).newPage();
+    // a keepalive request's answer body is the browser's, not the page's: its status is seen here, its body is sent again below
+    const answers: { body: Record<string, unknown>; status: number }[] = [];
+    page.on("response", (response) => {
+      if (response.url() === endpoint && response.request().method() === "POST") answers.push({ body: response.request().postDataJSON(), status: response.status() });
+    });
+    const pageErrors: Error[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error));
+    await page.goto(`${site.origin}/`);
+    await page.waitForFunction("document.body.dataset.ready");
+    const { kinds, heard } = (await page.evaluate(`window.reportEveryKind(${JSON.stringify(platform.base)})`)) as { kinds: string[]; heard: Record<string, string[]> };
+    const deadline = Date.now() + 30_000;
+    while (answers.length < kinds.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+
+    assert.deepEqual(pageErrors, []);
+    assert.equal(answers.length, kinds.length, "one report per kind");
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      kinds.map(() => 202),
+    );
+    // each kind's report carries its bounded metadata (answers may come in any order)
+    const sorted = (values: unknown[]) => values.map((value) => JSON.stringify(value) ?? "none").sort();
+    assert.deepEqual(sorted(answers.map((answer) => answer.body.metadata)), sorted(kinds.map((kind) => SENT[kind])));
+    // the platform leaves out nothing of what the client sent: each body again, under a key of its own so the counts below stay the page's
+    const replayKey = await registerLicenseKey(platform.base, "contract replay");
+    for (const answer of answers) assert.deepEqual(await collect(platform.base, answer.body, replayKey).then((r) => [r.status, r.body]), [202, { accepted: 1 }]);
+    assert.deepEqual(heard, Object.fromEntries(kinds.filter((kind) => HEARD[kind]).map((kind) => [kind, HEARD[kind]])));
+
+    const day = new Date().toISOString().slice(0, 10);
+    const counted = await usageWhen(platform.base, COMMUNITY_LICENSE_KEY, { from: day, to: day }, (body) => body.opens >= kinds.length);
+    assert.deepEqual({ documents: counted.documents, opens: counted.opens }, { documents: 1, opens: kinds.length }, `one file, ${computeDocumentId(docx).documentId}, opened with every kind of metadata`);
+  });
+});
