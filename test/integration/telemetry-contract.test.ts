@@ -6,6 +6,12 @@
 // platform than the client already left out (both apply one definition), the
 // debug hook must hear what was left out, and /v1/usage must count every open
 // of the one file as one document.
+//
+// The reference editor's own reports are sent from the same page as DESIGN.md
+// records them, not by the editor: superdoc 2.11.0 opens a document only
+// through @superdoc/docx-engine, a proprietary dependency whose license forbids
+// using it to validate or assist a competing product (its sections 1.4, 1.6
+// and 3(e)-(f)), so it is neither installed nor run here.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -17,9 +23,11 @@ import { bundleForBrowser, serveStatic, type StaticSite } from "../support/brows
 import { corpusFile } from "../support/corpus.js";
 import { installPackedTelemetryClient, type PackedTelemetryClient } from "../support/packed-telemetry-client.js";
 import { startPlatform, type Platform } from "../support/platform.js";
-import { ADMIN_TOKEN, collect, registerLicenseKey, usageWhen } from "../support/usage-reports.js";
+import { ADMIN_TOKEN, collect, registerLicenseKey, usage, usageWhen } from "../support/usage-reports.js";
 
 const DOCX = "1-page.docx";
+/** A corpus file without a GUID of its own. */
+const UNSTAMPED = "ComplexNumberedLists.docx";
 
 /**
  * `window.reportEveryKind(collector)` makes one tracker per kind of metadata and
@@ -32,7 +40,7 @@ const PAGE = `<!doctype html>
 <link rel="icon" href="data:,">
 <title>telemetry contract</title>
 <script type="module">
-  import { createUsageTracker } from "/telemetry.js";
+  import { createUsageTracker, openDocumentSession } from "/telemetry.js";
   window.reportEveryKind = async (collector) => {
     const bytes = new Uint8Array(await (await fetch("/document.docx")).arrayBuffer());
     const cycle = { name: "c" };
@@ -58,6 +66,41 @@ const PAGE = `<!doctype html>
       createUsageTracker({ telemetry: { endpoint: collector + "/v1/collect", metadata, debug } }).trackOpen(bytes);
     }
     return { kinds: Object.keys(kinds), heard };
+  };
+  // The reference editor's report, byte for byte as DESIGN.md records it (superdocVersion, origin-only
+  // currentUrl, metadata as configured, documentCreatedAt null, no keepalive), its documentId the
+  // documents[].id the application gives it: here our session's id for the bytes it opens. The
+  // editor's export writes no GUID, so the application stamps it with the session's.
+  window.reportAsReferenceEditor = async (collector, licenseKey, bytes, documentId) => {
+    const body = {
+      superdocVersion: "2.11.0",
+      browserInfo: { userAgent: navigator.userAgent, currentUrl: location.origin, hostname: location.hostname, screenSize: { width: screen.width, height: screen.height } },
+      metadata: { tenant: "t1", user: null, ctx: { plan: "pro" } },
+      events: [{ timestamp: new Date().toISOString(), documentId, documentCreatedAt: null }],
+    };
+    const response = await fetch(collector + "/v1/collect", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-License-Key": licenseKey },
+      body: JSON.stringify(body),
+      credentials: "omit",
+    });
+    return response.status;
+  };
+  window.openAsReferenceEditor = async (collector, licenseKey, path) => {
+    const bytes = new Uint8Array(await (await fetch(path)).arrayBuffer());
+    const statuses = [];
+    const first = openDocumentSession(bytes);
+    statuses.push(await window.reportAsReferenceEditor(collector, licenseKey, bytes, first.documentId));
+    const exported = first.stamp(bytes);
+    const ids = [first.documentId];
+    for (let i = 0; i < 2; i++) {
+      const reopened = openDocumentSession(exported);
+      ids.push(reopened.documentId);
+      statuses.push(await window.reportAsReferenceEditor(collector, licenseKey, exported, reopened.documentId));
+    }
+    // left to itself, the editor sends a new random UUID per open
+    statuses.push(await window.reportAsReferenceEditor(collector, licenseKey, bytes, crypto.randomUUID()));
+    return { ids, statuses };
   };
   document.body.dataset.ready = "1";
 </script>
@@ -108,6 +151,7 @@ describe("the packed telemetry client in Chromium against the real /v1/collect: 
       "/": { type: "text/html; charset=utf-8", body: PAGE },
       "/telemetry.js": { type: "text/javascript; charset=utf-8", body: bundle },
       "/document.docx": { type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", body: docx },
+      "/unstamped.docx": { type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", body: corpusFile(UNSTAMPED) },
     });
   });
 
@@ -151,5 +195,40 @@ describe("the packed telemetry client in Chromium against the real /v1/collect: 
     const day = new Date().toISOString().slice(0, 10);
     const counted = await usageWhen(platform.base, COMMUNITY_LICENSE_KEY, { from: day, to: day }, (body) => body.opens >= kinds.length);
     assert.deepEqual({ documents: counted.documents, opens: counted.opens }, { documents: 1, opens: kinds.length }, `one file, ${computeDocumentId(docx).documentId}, opened with every kind of metadata`);
+  });
+
+  test("the reference editor's reports, given our session's id as documents[].id and its exports stamped, count one document per file state, nested and null metadata included", async () => {
+    const licenseKey = await registerLicenseKey(platform.base, "reference editor");
+    const page: Page = await (await browser.newContext()).newPage();
+    await page.goto(`${site.origin}/`);
+    await page.waitForFunction("document.body.dataset.ready");
+    const opened: { ids: string[]; statuses: number[] }[] = [];
+    for (const path of ["/unstamped.docx", "/document.docx"]) {
+      opened.push((await page.evaluate(`window.openAsReferenceEditor(${JSON.stringify(platform.base)}, ${JSON.stringify(licenseKey)}, ${JSON.stringify(path)})`)) as never);
+    }
+    assert.deepEqual(
+      opened.flatMap((o) => o.statuses),
+      [202, 202, 202, 202, 202, 202, 202, 202],
+    );
+    // a file without a GUID: counted by its bytes once, then by the GUID its stamped export carries
+    const [unstamped, stamped] = opened;
+    assert.equal(unstamped!.ids[0], computeDocumentId(corpusFile(UNSTAMPED)).documentId);
+    assert.notEqual(unstamped!.ids[1], unstamped!.ids[0]);
+    assert.equal(unstamped!.ids[2], unstamped!.ids[1], "the stamped export opens under one id");
+    // a file with its GUID: the same id every time
+    assert.deepEqual(stamped!.ids, Array(3).fill(computeDocumentId(corpusFile(DOCX)).documentId));
+
+    const day = new Date().toISOString().slice(0, 10);
+    const counted = await usageWhen(platform.base, licenseKey, { from: day, to: day }, (body) => body.opens >= 8);
+    assert.deepEqual(
+      [counted.documents, counted.documentsWithoutContentId, counted.opens],
+      [5, 2, 8],
+      "3 content ids (the unstamped file, its stamped export, the GUID file) and 2 random ids, one per open",
+    );
+    const grouped = await usage(platform.base, licenseKey, day, day, ADMIN_TOKEN, "metadata.tenant");
+    assert.deepEqual(
+      grouped.body.grouped.groups.map((g: { value: string; documents: number; opens: number }) => [g.value, g.documents, g.opens]),
+      [["t1", 5, 8]],
+    );
   });
 });
