@@ -261,12 +261,15 @@ function deployment(resource: DocService, component: DesiredComponent, component
   const gateway = component.name === "gateway";
   const grpc = GRPC_COMPONENTS.includes(component.name);
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
+  const aggregator = component.name === "telemetryAggregator";
   const probe = gateway
     ? { httpGet: { path: "/v1/health", port: "http" } }
-    : component.name === "telemetryAggregator"
+    : aggregator
       ? { httpGet: { path: "/metrics", port: "http" } }
       : // the kubelet's gRPC probe cannot present a client certificate: a TCP check, readiness comes from the gateway's /v1/health
         { tcpSocket: { port: GRPC_PORT } };
+  // the aggregator is ready once in its consumer group with its store answering; alive while its process answers (Kafka away is no reason to restart it)
+  const readiness = aggregator ? { httpGet: { path: "/health", port: "http" } } : probe;
   const tlsEnv = grpc
     ? [
         { name: "GRPC_TLS_CERT_FILE", value: `${TLS_DIRECTORY}/tls.crt` },
@@ -302,7 +305,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
                 ...memoryBudgetEnv(componentSpec),
                 ...(gateway || component.name === "telemetryAggregator" ? [{ name: "PORT", value: String(port.containerPort) }] : []),
               ],
-              readinessProbe: { ...probe, periodSeconds: 5 },
+              readinessProbe: { ...readiness, periodSeconds: 5 },
               livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
               ...(componentSpec.resources ? { resources: componentSpec.resources } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },

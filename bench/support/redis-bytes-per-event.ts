@@ -1,10 +1,12 @@
 /**
  * Redis memory of the usage counts per event, for bench:collect: 1,000,000
- * events of 10,000 distinct documents (one license key, one day) applied as
- * the aggregator applies them (partition batches of 2,500 on 4 partitions, offsets fenced),
- * into a Redis of its own. Exact billing should cost memory per distinct
- * document, not per event: the growth after every document was seen once
- * (from 100,000 to 1,000,000 events) is what each further event costs.
+ * events of 10,000 distinct documents (one license key, one day), each report
+ * carrying a metadata dimension of 100 values (`tenant`, 100 documents each),
+ * applied as the aggregator applies them (partition batches of 2,500 on 4
+ * partitions, offsets fenced), into a Redis of its own. Exact billing should
+ * cost memory per distinct document and dimension value, not per event: the
+ * growth after every document was seen once (from 100,000 to 1,000,000
+ * events) is what each further event costs.
  */
 import { randomUUID } from "node:crypto";
 import { createLogger } from "../../services/core/logger.js";
@@ -19,14 +21,17 @@ export interface RedisFootprint {
   documents: number;
   /** used_memory growth over the whole run, per event. */
   bytesPerEvent: number;
-  /** used_memory growth per distinct document once the first 100,000 events were applied (the day and month sets). */
+  /** Values of the metadata dimension. */
+  dimensionValues: number;
+  /** used_memory growth per distinct document once the first 100,000 events were applied (the day and month sets, and its value's). */
   bytesPerDocument: number;
-  /** used_memory growth from 100,000 to 1,000,000 events, per event: the cost of an event beyond its document. */
+  /** used_memory growth from 100,000 to 1,000,000 events, per event: the cost of an event beyond its document and its value. */
   marginalBytesPerEvent: number;
 }
 
 const EVENTS = 1_000_000;
 const DOCUMENTS = 10_000;
+const DIMENSION_VALUES = 100;
 const FIRST = 100_000;
 const PARTITIONS = 4;
 const BATCH = 2500;
@@ -47,7 +52,18 @@ export async function redisFootprint(): Promise<RedisFootprint> {
           offsets.map(async (offset, partition) => {
             const records = Array.from({ length: BATCH }, (_, i): { offset: number; record: UsageRecord } => {
               const n = start + partition * BATCH + i;
-              const record = { eventId: randomUUID(), licenseKey, documentId: `HASH-${(n % DOCUMENTS).toString(16).padStart(8, "0")}`, documentCreatedAt: null, openedAt: at, receivedAt: at, libraryVersion: "0.20.0", hostname: "app.example.test", metadata: {} };
+              const document = n % DOCUMENTS;
+              const record = {
+                eventId: randomUUID(),
+                licenseKey,
+                documentId: `HASH-${document.toString(16).toUpperCase().padStart(8, "0")}`,
+                documentCreatedAt: null,
+                openedAt: at,
+                receivedAt: at,
+                libraryVersion: "0.20.0",
+                hostname: "app.example.test",
+                metadata: { tenant: `tenant-${document % DIMENSION_VALUES}` },
+              };
               return { offset: offset + i, record };
             });
             offsets[partition] += BATCH;
@@ -64,9 +80,15 @@ export async function redisFootprint(): Promise<RedisFootprint> {
     const day = at.slice(0, 10);
     const usage = await store.usage(licenseKey, day, day);
     if (usage.opens !== EVENTS || usage.documents !== DOCUMENTS) throw new Error(`counted ${usage.opens} opens, ${usage.documents} documents; expected ${EVENTS}, ${DOCUMENTS}`);
+    const grouped = await store.usageBy(licenseKey, day, day, "tenant");
+    const perValue = DOCUMENTS / DIMENSION_VALUES;
+    if (grouped.groups.length !== DIMENSION_VALUES || grouped.groups.some((g) => g.documents !== perValue || g.opens !== EVENTS / DIMENSION_VALUES)) {
+      throw new Error(`grouped by tenant: ${grouped.groups.length} values, expected ${DIMENSION_VALUES} of ${perValue} documents each`);
+    }
     return {
       events: EVENTS,
       documents: DOCUMENTS,
+      dimensionValues: DIMENSION_VALUES,
       bytesPerEvent: (afterAll - empty) / EVENTS,
       bytesPerDocument: (afterFirst - empty) / DOCUMENTS,
       marginalBytesPerEvent: (afterAll - afterFirst) / (EVENTS - FIRST),

@@ -28,17 +28,17 @@ export const telemetryModule: Module<TelemetryModuleApi, PlatformConfig & Teleme
     }),
 };
 
-/** The Kafka consumer group that applies usage records to the usage store, split from the telemetry module; /metrics on PORT. */
+/** The Kafka consumer group that applies usage records to the usage store, split from the telemetry module; /metrics and /health on PORT. */
 export const aggregatorModule: Module<object, PlatformConfig & TelemetryConfig> = {
   name: "aggregator",
   roles: ["aggregator"],
   async start({ config, dataDir, logger }) {
     if (config.kafkaBrokers.length === 0) throw new ConfigError(["KAFKA_BROKERS: required by the aggregator role"]);
     const aggregator = provisionAggregator(config, dataDir, logger);
-    const stopMetrics = await serveMetrics(config, logger);
+    const stopMetrics = await serveMetrics(config, logger, aggregator.health);
     return {
       api: {},
-      health: async () => {},
+      health: aggregator.health,
       close: async () => {
         await stopMetrics();
         await aggregator.close();

@@ -2,6 +2,7 @@ import { Gauge } from "prom-client";
 import type { PlatformConfig } from "../core/config.js";
 import type { TelemetryConfig } from "./config.js";
 import type { DataDir } from "../core/data-dir.js";
+import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { EmbeddedLicenseKeyStore } from "./license-keys/embedded-license-key-store.js";
@@ -69,7 +70,7 @@ export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dat
 }
 
 /** The usage aggregator alone (role `aggregator`): Kafka consumer group → usage store. */
-export function provisionAggregator(config: PlatformConfig & TelemetryConfig, dataDir: DataDir, logger: Logger): { close: Stop } {
+export function provisionAggregator(config: PlatformConfig & TelemetryConfig, dataDir: DataDir, logger: Logger): { health: HealthCheck; close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
   const usageStore = openUsageStore(redisOf(config, log), dataDir);
   const kafka = kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", log);
@@ -77,6 +78,7 @@ export function provisionAggregator(config: PlatformConfig & TelemetryConfig, da
   const aggregator = new UsageAggregator(kafka, usageStore, options, log);
   aggregator.start();
   return {
+    health: () => aggregator.health(),
     close: async () => {
       await aggregator.close();
       await usageStore.close();

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
+import { waitFor } from "../support/wait.js";
 import { answers, startService, type ServiceProcess } from "../support/service-process.js";
 import { ADMIN_TOKEN, collect, kafkaModeEnv, registerLicenseKey, report, today, usage, usageWhen } from "../support/usage-reports.js";
 
@@ -62,6 +63,30 @@ describe("telemetry through Kafka", () => {
     const metrics = await (await fetch(`${base}/metrics`)).text();
     assert.match(metrics, /^docservice_usage_consumer_lag \d+/m);
     assert.match(metrics, /^docservice_usage_spool_bytes 0/m);
+  });
+
+  test("the aggregator alone is ready (/health 200) once in its consumer group with its store answering; a store it cannot reach makes it unready, not dead", async () => {
+    const start = async (redisUrl: string) => {
+      const port = await freePort();
+      const env = { ...kafkaModeEnv({ port: String(port), dataDir: mkdtempSync(join(tmpdir(), "docservice-aggregator-")), kafkaBrokers: kafka.brokers, redisUrl }), TELEMETRY_CONSUMER_GROUP: `health-${port}`, LOG_LEVEL: "warn" };
+      return { port, process: await startService("aggregator", env, () => answers(`http://127.0.0.1:${port}/metrics`)) };
+    };
+    const healthy = await start(redis.url);
+    const unreachable = await start(`redis://127.0.0.1:${await freePort()}`);
+    try {
+      const health = async (port: number) => {
+        const response = await fetch(`http://127.0.0.1:${port}/health`);
+        return { status: response.status, body: (await response.json()) as { status: string; error?: string } };
+      };
+      await waitFor(async () => (await health(healthy.port)).status === 200, { what: "the aggregator to join its group", timeoutMs: 30_000 });
+      const down = await health(unreachable.port);
+      assert.equal(down.status, 503);
+      assert.equal(down.body.status, "down");
+      assert.match(down.body.error ?? "", /unavailable|Redis/i);
+      assert.equal((await fetch(`http://127.0.0.1:${unreachable.port}/metrics`)).status, 200, "alive all the same");
+    } finally {
+      await Promise.allSettled([healthy.process.stop(), unreachable.process.stop()]);
+    }
   });
 
   test("Kafka stopped during a load of reports, then restarted: every accepted event is counted exactly once", async () => {

@@ -47,6 +47,8 @@ export class UsageAggregator {
   private readonly admin: Admin;
   private readonly lagTimer: NodeJS.Timeout;
   private stopped = false;
+  /** Whether the consumer is a member of its group, with partitions to apply (or none to have). */
+  private joined = false;
 
   constructor(
     kafka: Kafka,
@@ -66,6 +68,10 @@ export class UsageAggregator {
     this.consumer.on(this.consumer.events.CRASH, (event) => {
       if (!event.payload.restart && !this.stopped) setTimeout(() => void this.run(), RESTART_DELAY_MS).unref();
     });
+    this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
+    for (const left of [this.consumer.events.REBALANCING, this.consumer.events.CRASH, this.consumer.events.DISCONNECT, this.consumer.events.STOP]) {
+      this.consumer.on(left, () => (this.joined = false));
+    }
     // kafkajs restarts a crashed consumer after a delay, also when close() came in between
     this.consumer.on(this.consumer.events.CONNECT, () => {
       if (this.stopped) void this.consumer.disconnect().catch(() => {});
@@ -77,6 +83,12 @@ export class UsageAggregator {
   /** Starts consuming in the background; a broker that is down is retried until it answers. */
   start(): void {
     void this.run();
+  }
+
+  /** Ready: the usage store answers and the consumer has joined its group. */
+  async health(): Promise<void> {
+    await this.store.health();
+    if (!this.joined) throw new Error("the usage consumer is not in its group (Kafka away, or joining)");
   }
 
   async close(): Promise<void> {
