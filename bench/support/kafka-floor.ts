@@ -1,24 +1,24 @@
 /**
  * The cheapest a usage event can pass through Kafka on this machine: written
- * by our Kafka writer (KafkaUsageLog: kafkajs, idempotent producers,
- * acks=all, JSON records) fed directly with full-size writes, then read back
- * by a kafkajs consumer that does nothing with the records; no HTTP, no
- * validation, no thread hop, no counting. The broker's JIT warms up first.
- * bench:collect adds these costs per record to the bare handler's and the
- * load generator's to bound what any /v1/collect built on kafkajs could
- * reach on the same cores, since every accepted event is written and read
- * once to be counted.
+ * by our Kafka writer (KafkaUsageLog: @platformatic/kafka, an idempotent
+ * producer, acks=all, JSON records) fed directly with full-size writes, then
+ * read back by a consumer of the same client that does nothing with the
+ * records; no HTTP, no validation, no thread hop, no counting. The broker's
+ * JIT warms up first. bench:collect adds these costs per record to the bare
+ * handler's and the load generator's to bound what any /v1/collect built on
+ * this client could reach on the same cores, since every accepted event is
+ * written and read once to be counted.
  */
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel } from "kafkajs";
+import { Consumer, MessagesStreamModes, type BaseOptions } from "@platformatic/kafka";
+import { kafkaOptions } from "../../services/telemetry/kafka/kafka-options.js";
 import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
-import { consume } from "../../test/support/kafka.js";
 
 export interface KafkaFloor {
   /** Records written per second at the writer's best. */
   writtenPerS: number;
-  /** CPU per record, in µs, of writing (kafkajs and our writer) and of reading (the kafkajs consumer), each with the broker's share. */
+  /** CPU per record, in µs, of writing (the client and our writer) and of reading (the client's consumer), each with the broker's share. */
   writeCpuPerRecordUs: { client: number; broker: number };
   readCpuPerRecordUs: { client: number; broker: number };
 }
@@ -59,8 +59,8 @@ async function cpuPerRecord(brokerCpuS: () => number, work: () => Promise<number
 
 /** Writes full-size batches for `seconds` (after a warm-up), reads everything back, and reports the CPU per record of each side. */
 export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => number, seconds: number, licenseKey: string): Promise<KafkaFloor> {
-  const kafka = new Kafka({ clientId: "bench-kafka-floor", brokers, logLevel: logLevel.NOTHING });
-  const log = new KafkaUsageLog(kafka, TOPIC);
+  const options = kafkaOptions(brokers, "bench-kafka-floor");
+  const log = new KafkaUsageLog(options, TOPIC);
   const at = new Date().toISOString();
   let total = 0;
   const writeFor = async (ms: number) => {
@@ -81,7 +81,7 @@ export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => num
   try {
     await writeFor(WARMUP_S * 1000);
     const write = await cpuPerRecord(brokerCpuS, () => writeFor(seconds * 1000));
-    const read = await cpuPerRecord(brokerCpuS, () => readAll(kafka, total));
+    const read = await cpuPerRecord(brokerCpuS, () => readAll(options, total));
     return {
       writtenPerS: write.records / write.seconds,
       writeCpuPerRecordUs: { client: write.client, broker: write.broker },
@@ -92,20 +92,23 @@ export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => num
   }
 }
 
-/** Reads the topic from the start with a kafkajs consumer until `count` records came by; resolves with that count. */
-async function readAll(kafka: Kafka, count: number): Promise<number> {
+/** Reads the topic from the start with a consumer until `count` records came by; resolves with that count. */
+async function readAll(options: BaseOptions, count: number): Promise<number> {
+  const consumer = new Consumer({ ...options, groupId: `bench-kafka-floor-${randomUUID()}`, autocommit: false });
   let read = 0;
-  await consume(
-    kafka,
-    TOPIC,
-    `bench-kafka-floor-${randomUUID()}`,
-    (done) => ({
-      eachBatch: async ({ batch }) => {
-        read += batch.messages.length;
-        if (read >= count) done();
-      },
-    }),
-    { ms: READ_TIMEOUT_MS, progress: () => `read ${read} of ${count} records in ${READ_TIMEOUT_MS / 1000} s` },
-  );
+  try {
+    const stream = await consumer.consume({ topics: [TOPIC], mode: MessagesStreamModes.EARLIEST });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`read ${read} of ${count} records in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
+      stream.once("error", reject);
+      stream.on("data", () => {
+        if (++read < count) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  } finally {
+    await consumer.close(true);
+  }
   return read;
 }

@@ -1,7 +1,7 @@
 /**
  * kafkajs as a user gets it from npm, for bench:collect's naive pipeline: the
- * version this project pins, installed once into the cache without this
- * project's patches (patches/ is applied to node_modules only).
+ * version this project pins (for its tests' Kafka administration), installed
+ * once into the cache, outside this project's node_modules.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -13,7 +13,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The directory whose node_modules holds the unpatched kafkajs (installed on first use). */
 export function unpatchedKafkajs(): string {
-  const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies.kafkajs;
+  const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> }).devDependencies.kafkajs;
   const dir = join(process.env.DOCSERVICE_CACHE ?? join(homedir(), ".cache", "docservice"), "bench", `kafkajs-${version}-unpatched`);
   if (!existsSync(join(dir, "node_modules", "kafkajs", "package.json"))) {
     console.log(`installing kafkajs ${version} from npm, unpatched, into ${dir} (first time only)`);

@@ -6,7 +6,7 @@ import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { EmbeddedLicenseKeyStore } from "./license-keys/embedded-license-key-store.js";
-import { kafkaClient } from "./kafka/kafka-client.js";
+import { kafkaOptions } from "./kafka/kafka-options.js";
 import { KafkaThread } from "./kafka/kafka-thread-client.js";
 import type { LicenseKeyStore } from "./license-keys/license-key-store.js";
 import type { RecordSink } from "./intake/record-sink.js";
@@ -73,9 +73,8 @@ export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dat
 export function provisionAggregator(config: PlatformConfig & TelemetryConfig, dataDir: DataDir, logger: Logger): { health: HealthCheck; close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
   const usageStore = openUsageStore(redisOf(config, log), dataDir);
-  const kafka = kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", log);
   const options = { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, reportLag: consumerLagGauge() };
-  const aggregator = new UsageAggregator(kafka, usageStore, options, log);
+  const aggregator = new UsageAggregator(kafkaOptions(config.kafkaBrokers, "docservice-usage-aggregator"), usageStore, options, log);
   aggregator.start();
   return {
     health: () => aggregator.health(),

@@ -196,11 +196,11 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     console.log(await k(["get", "docservices", "-n", NAMESPACE]));
     assert.equal((await get("deployment", "docservice-telemetry-aggregator")).status.availableReplicas, 1);
 
-    // the operator's topic, read from inside the cluster with the kafkajs the image ships
+    // the operator's topic, read from inside the cluster with the Kafka client the image ships
     const partitions = await k([
       "exec", "-n", NAMESPACE, "deployment/docservice-telemetry-api", "--", "node", "--input-type=module", "-e",
-      `const { Kafka } = await import("kafkajs"); const admin = new Kafka({ brokers: ["kafka:9092"], logLevel: 0 }).admin(); await admin.connect();
-       const { topics } = await admin.fetchTopicMetadata({ topics: ["docservice.usage.v1"] }); console.log(topics[0].partitions.length); await admin.disconnect();`,
+      `const { Admin } = await import("@platformatic/kafka"); const admin = new Admin({ clientId: "e2e", bootstrapBrokers: ["kafka:9092"] });
+       const metadata = await admin.metadata({ topics: ["docservice.usage.v1"] }); console.log(metadata.topics.get("docservice.usage.v1").partitionsCount); await admin.close();`,
     ]);
     assert.equal(partitions.trim(), "3");
 

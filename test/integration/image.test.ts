@@ -277,7 +277,8 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
       }
       assert.ok(existsSync(join(modules, "pkcs11js/build/Release/pkcs11.node")), "pkcs11js's native addon");
       assert.ok(existsSync(join(modules, "lmdb")), "lmdb");
-      // kafkajs is shipped with patches/ applied (postinstall ran before the prune)
+      assert.ok(existsSync(join(modules, "@platformatic/kafka")), "the Kafka client");
+      assert.ok(!existsSync(join(modules, "kafkajs")), "kafkajs (only the tests' Kafka administration) is not in the image");
       assert.ok(existsSync(join(root, "app/dist/services/main.js")) && existsSync(join(root, "app/dist/operator/main.js")));
       assert.ok(!files(join(root, "app/dist"), (n) => n.endsWith(".ts") && !n.endsWith(".d.ts")).length, "no TypeScript sources in dist/");
       assert.deepEqual(files(root, (n) => /softhsm/i.test(n)), [], "SoftHSM2 is not in the image (the HSM's module is mounted)");

@@ -5,9 +5,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { Kafka as KafkaJs, logLevel, type Admin, type Kafka } from "kafkajs";
-import { createLogger } from "../../services/core/logger.js";
-import { kafkaClient } from "../../services/telemetry/kafka/kafka-client.js";
+import { Kafka, logLevel, type Admin } from "kafkajs";
+import { kafkaOptions } from "../../services/telemetry/kafka/kafka-options.js";
 import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import { parseUsageRecord, type UsageRecord } from "../../services/telemetry/usage-record.js";
 import { readMessages, startKafka, type KafkaBroker } from "../support/kafka.js";
@@ -31,7 +30,8 @@ describe("KafkaUsageLog", () => {
   let admin: Admin;
   before(async () => {
     kafka = await startKafka();
-    client = kafkaClient(kafka.brokers, "kafka-usage-log-test", createLogger("error"));
+    // kafkajs here only administers and reads the topics the log under test writes to
+    client = new Kafka({ clientId: "kafka-usage-log-test", brokers: kafka.brokers, logLevel: logLevel.NOTHING });
     admin = client.admin();
     await admin.connect();
   });
@@ -45,7 +45,7 @@ describe("KafkaUsageLog", () => {
   test("a write larger than one produce request, with small writes beside it: all durable on resolve, each record once", async () => {
     const topic = `usage-log-${Date.now()}`;
     await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
-    const log = new KafkaUsageLog(client, topic);
+    const log = new KafkaUsageLog(kafkaOptions(kafka.brokers, "kafka-usage-log-test"), topic);
     try {
       const large = Array.from({ length: 5000 }, (_, n) => record("license-large", n));
       const small = Array.from({ length: 30 }, (_, n) => [record(`license-${n % 4}`, n)]);
@@ -66,7 +66,7 @@ describe("KafkaUsageLog", () => {
   test("records with the largest metadata allowed: requests stay under the broker's 1 MiB batch limit", async () => {
     const topic = `usage-log-metadata-${Date.now()}`;
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-    const log = new KafkaUsageLog(client, topic);
+    const log = new KafkaUsageLog(kafkaOptions(kafka.brokers, "kafka-usage-log-test"), topic);
     try {
       // About 2 KB of metadata each (METADATA_LIMITS.maxBytes): 1,000 of them are 2 MB, in one partition.
       const metadata = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`field-${i}`, "x".repeat(120)]));
@@ -82,8 +82,7 @@ describe("KafkaUsageLog", () => {
     const topic = `usage-log-unanswered-${Date.now()}`;
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
     // A short request timeout, so the paused broker fails the write in about a second.
-    const impatient = new KafkaJs({ clientId: "kafka-usage-log-impatient", brokers: kafka.brokers, requestTimeout: 800, logLevel: logLevel.NOTHING });
-    const log = new KafkaUsageLog(impatient, topic);
+    const log = new KafkaUsageLog({ ...kafkaOptions(kafka.brokers, "kafka-usage-log-impatient"), requestTimeout: 800 }, topic);
     try {
       await log.write([record("license-unanswered", 0)]);
       kafka.pause();

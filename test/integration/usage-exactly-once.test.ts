@@ -6,10 +6,11 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import type { Admin, Kafka } from "kafkajs";
+import { Admin as KafkaAdmin, type BaseOptions } from "@platformatic/kafka";
+import { Kafka, logLevel, type Admin } from "kafkajs";
 import { createLogger } from "../../services/core/logger.js";
 import { connectRedis, type RedisClient } from "../../services/core/redis-client.js";
-import { kafkaClient } from "../../services/telemetry/kafka/kafka-client.js";
+import { kafkaOptions } from "../../services/telemetry/kafka/kafka-options.js";
 import { KafkaLogReader } from "../../services/telemetry/kafka/kafka-log-reader.js";
 import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import { RedisUsageStore } from "../../services/telemetry/usage/redis-usage-store.js";
@@ -31,7 +32,10 @@ function record(licenseKey: string, n: number): UsageRecord {
 describe("usage counted exactly once through Kafka, by offsets", () => {
   let kafka: KafkaBroker;
   let redisServer: RedisServer;
+  let options: BaseOptions;
+  /** kafkajs only administers the test's topics and groups; what is under test is the platform's own clients. */
   let client: Kafka;
+  let readerAdmin: KafkaAdmin;
   let admin: Admin;
   let redis: RedisClient;
   let store: RedisUsageStore;
@@ -39,7 +43,9 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
 
   before(async () => {
     [kafka, redisServer] = await Promise.all([startKafka(), startRedis()]);
-    client = kafkaClient(kafka.brokers, "usage-exactly-once-test", logger);
+    options = kafkaOptions(kafka.brokers, "usage-exactly-once-test");
+    client = new Kafka({ clientId: "usage-exactly-once-admin", brokers: kafka.brokers, logLevel: logLevel.NOTHING });
+    readerAdmin = new KafkaAdmin(options);
     admin = client.admin();
     await admin.connect();
     redis = connectRedis(redisServer.url, logger);
@@ -50,6 +56,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
   after(async () => {
     for (const close of closing.reverse()) await close().catch(() => {});
     await admin?.disconnect();
+    await readerAdmin?.close();
     await store?.close();
     await Promise.allSettled([kafka?.stop(), redisServer?.stop()]);
   });
@@ -57,13 +64,13 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
   async function topicWith(partitions: number): Promise<{ topic: string; log: KafkaUsageLog }> {
     const topic = `usage-${randomUUID().slice(0, 8)}`;
     await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
-    const log = new KafkaUsageLog(client, topic);
+    const log = new KafkaUsageLog(options, topic);
     closing.push(() => log.close());
     return { topic, log };
   }
 
   function aggregate(topic: string, groupId: string, usageStore: UsageStore = store): UsageAggregator {
-    const aggregator = new UsageAggregator(client, usageStore, { topic, groupId, reportLag: () => {} }, logger);
+    const aggregator = new UsageAggregator(options, usageStore, { topic, groupId, reportLag: () => {} }, logger);
     aggregator.start();
     closing.push(() => aggregator.close());
     return aggregator;
@@ -81,7 +88,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
     const key = `lk-${randomUUID()}`;
     await log.write(Array.from({ length: 500 }, (_, n) => record(key, n)));
     let failures = 0;
-    // applies, then fails as if the process died before kafkajs committed the offset
+    // applies, then fails as if the process died before the offset was committed
     const failingAfterApply: UsageStore = Object.assign(Object.create(store) as UsageStore, {
       applyPartitionBatch: async (...args: Parameters<UsageStore["applyPartitionBatch"]>) => {
         const result = await store.applyPartitionBatch(...args);
@@ -158,7 +165,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
     const landed = keys.flatMap((key) => Array.from({ length: 30 }, (_, n) => record(key, n)));
     const lost = keys.map((key) => record(key, 1));
     await log.write(landed);
-    const reader = new KafkaLogReader(client, admin, topic, `replay-${topic}`);
+    const reader = new KafkaLogReader(options, readerAdmin, topic, `replay-${topic}`);
     const ids = [...landed, ...lost].map((r) => r.eventId);
     assert.deepEqual(new Set(await reader.alreadyLogged(ids, before)), new Set(landed.map((r) => r.eventId)));
     // a later segment, its records written since: the window read before is extended, not read again
@@ -166,7 +173,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
     await log.write(later);
     assert.deepEqual(new Set(await reader.alreadyLogged([...later, ...lost].map((r) => r.eventId), before)), new Set(later.map((r) => r.eventId)));
     // nothing known (a spool of an older version): the whole log is read
-    const fresh = new KafkaLogReader(client, admin, topic, `replay-${topic}`);
+    const fresh = new KafkaLogReader(options, readerAdmin, topic, `replay-${topic}`);
     assert.equal((await fresh.alreadyLogged(ids, {})).length, landed.length);
     const groups = (await admin.listGroups()).groups.map((g) => g.groupId);
     assert.ok(!groups.some((g) => g.startsWith(`replay-${topic}`)), "the throwaway groups are deleted");

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import type { Admin, Kafka } from "kafkajs";
+import { Admin, Consumer, MessagesStreamModes, stringDeserializers, type BaseOptions, type Message } from "@platformatic/kafka";
 import type { LogPosition } from "../intake/log-position.js";
 import { parseUsageRecord } from "../usage-record.js";
+import { topicOffsets } from "./topic-offsets.js";
 
 const READ_TIMEOUT_MS = 60_000;
 /** A read window unused this long is forgotten (its eventIds are memory). */
@@ -18,32 +19,30 @@ interface ReadWindow {
  * Reads which eventIds the usage topic holds after a position, for replays
  * from the spool. Reads are incremental: spool segments are replayed one
  * after another with positions from about the same time, so a window already
- * read is extended to the end of the log rather than read again.
- * kafkajs only reads through consumer groups: each read joins a throwaway
- * group, seeks, and deletes the group afterwards.
+ * read is extended to the end of the log rather than read again. Each read
+ * is a throwaway consumer group that starts every partition at the offset
+ * asked for (the others at their end) and is deleted afterwards.
  */
 export class KafkaLogReader {
   private readonly windows = new Map<number, ReadWindow>();
   private forgetTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly kafka: Kafka,
+    private readonly options: BaseOptions,
     private readonly admin: Admin,
     private readonly topic: string,
     private readonly groupPrefix: string,
   ) {}
 
   async alreadyLogged(eventIds: string[], since: LogPosition): Promise<string[]> {
-    await this.admin.connect();
-    const partitions = await this.admin.fetchTopicOffsets(this.topic);
+    const partitions = await topicOffsets(this.admin, this.topic);
     const reads = new Map<number, { from: number; to: number }>();
     const ends = new Map(partitions.map((p) => [p.partition, p.high]));
     for (const { partition, low, high } of partitions) {
-      const from = Math.max(since[partition] ?? 0, Number(low));
-      const to = Number(high);
+      const from = Math.max(since[partition] ?? 0, low);
       let window = this.windows.get(partition);
       if (!window || window.from > from || window.to < from) this.windows.set(partition, (window = { from, to: from, eventIds: new Set() }));
-      if (window.to < to) reads.set(partition, { from: window.to, to });
+      if (window.to < high) reads.set(partition, { from: window.to, to: high });
     }
     if (reads.size > 0) await this.read(reads, ends);
     this.scheduleForget();
@@ -56,44 +55,37 @@ export class KafkaLogReader {
   }
 
   /** Reads each partition of `reads` over its range; every other partition of the topic starts at its end (`ends`), so nothing else is fetched. */
-  private async read(reads: Map<number, { from: number; to: number }>, ends: Map<number, string>): Promise<void> {
+  private async read(reads: Map<number, { from: number; to: number }>, ends: Map<number, number>): Promise<void> {
     const groupId = `${this.groupPrefix}-${randomUUID()}`;
-    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 100, retry: { retries: 3 } });
+    const consumer = new Consumer({ ...this.options, groupId, deserializers: stringDeserializers, autocommit: false, maxWaitTime: 100 });
     const remaining = new Set(reads.keys());
     let timer: NodeJS.Timeout | undefined;
     try {
-      await consumer.connect();
-      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      const offsets = [...ends].map(([partition, end]) => ({ topic: this.topic, partition, offset: BigInt(reads.get(partition)?.from ?? end) }));
+      const stream = await consumer.consume({ topics: [this.topic], mode: MessagesStreamModes.MANUAL, offsets });
       await new Promise<void>((resolve, reject) => {
         timer = setTimeout(() => reject(new Error(`reading back ${this.topic} took over ${READ_TIMEOUT_MS} ms`)), READ_TIMEOUT_MS);
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              const read = reads.get(batch.partition);
-              const window = this.windows.get(batch.partition);
-              if (!read || !window || !remaining.has(batch.partition)) return;
-              for (const message of batch.messages) {
-                const offset = Number(message.offset);
-                if (offset < read.from || offset >= read.to) continue;
-                const record = parseUsageRecord(message.value?.toString("utf8") ?? "");
-                if (record) window.eventIds.add(record.eventId);
-              }
-              if (Number(batch.lastOffset()) >= read.to - 1) {
-                window.to = read.to;
-                remaining.delete(batch.partition);
-                if (remaining.size === 0) resolve();
-              }
-            },
-          })
-          .then(() => {
-            for (const [partition, end] of ends) consumer.seek({ topic: this.topic, partition, offset: String(reads.get(partition)?.from ?? end) });
-          }, reject);
+        stream.once("error", reject);
+        stream.on("data", (message: Message<string, string, string, string>) => {
+          const read = reads.get(message.partition);
+          const window = this.windows.get(message.partition);
+          if (!read || !window || !remaining.has(message.partition)) return;
+          const offset = Number(message.offset);
+          if (offset >= read.from && offset < read.to) {
+            const record = parseUsageRecord(message.value ?? "");
+            if (record) window.eventIds.add(record.eventId);
+          }
+          if (offset >= read.to - 1) {
+            window.to = read.to;
+            remaining.delete(message.partition);
+            if (remaining.size === 0) resolve();
+          }
+        });
       });
     } finally {
       clearTimeout(timer);
-      await consumer.disconnect().catch(() => {});
-      await this.admin.deleteGroups([groupId]).catch(() => {});
+      await consumer.close(true).catch(() => {});
+      await this.admin.deleteGroups({ groups: [groupId] }).catch(() => {});
     }
   }
 

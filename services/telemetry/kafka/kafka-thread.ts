@@ -5,15 +5,16 @@
 // it does not hold up the thread answering HTTP requests; on threads of their
 // own, the aggregator's batches do not hold up the producer's round trips.
 import { parentPort, workerData } from "node:worker_threads";
-import type { Admin } from "kafkajs";
+import { Admin } from "@platformatic/kafka";
 import { DataDir } from "../../core/data-dir.js";
 import { createLogger } from "../../core/logger.js";
 import { stopAll, type Stop } from "../../core/shutdown.js";
-import { kafkaClient } from "./kafka-client.js";
 import { KafkaLogReader } from "./kafka-log-reader.js";
+import { kafkaOptions } from "./kafka-options.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
 import { KafkaUsageLog } from "./kafka-usage-log.js";
 import { openUsageStore, redisOf } from "../usage/open-usage-store.js";
+import { topicOffsets } from "./topic-offsets.js";
 import { UsageAggregator } from "./usage-aggregator.js";
 
 const { config, role } = (workerData as { data: KafkaThreadSetup }).data;
@@ -26,17 +27,17 @@ let reader: KafkaLogReader | undefined;
 let closing = false;
 const stops: Stop[] = [];
 if (role === "producer") {
-  const kafka = kafkaClient(config.kafkaBrokers, "docservice-telemetry", logger);
-  const admin = kafka.admin();
-  const log = new KafkaUsageLog(kafka, config.telemetryTopic);
-  reader = new KafkaLogReader(kafka, admin, config.telemetryTopic, "docservice-telemetry-replay");
-  stops.push(() => log.close(), () => admin.disconnect());
+  const options = kafkaOptions(config.kafkaBrokers, "docservice-telemetry");
+  const admin = new Admin(options);
+  const log = new KafkaUsageLog(options, config.telemetryTopic);
+  reader = new KafkaLogReader(options, admin, config.telemetryTopic, "docservice-telemetry-replay");
+  stops.push(() => log.close(), () => admin.close());
   usageLog = log;
   void learnPosition(log, admin);
 } else {
   const store = openUsageStore(redisOf(config, logger), new DataDir(config.dataDir));
   const aggregator = new UsageAggregator(
-    kafkaClient(config.kafkaBrokers, "docservice-usage-aggregator", logger),
+    kafkaOptions(config.kafkaBrokers, "docservice-usage-aggregator"),
     store,
     { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, reportLag: (records) => post({ type: "lag", records }) },
     logger,
@@ -49,17 +50,16 @@ if (role === "producer") {
 async function learnPosition(log: KafkaUsageLog, admin: Admin): Promise<void> {
   for (let delay = 500; !closing; delay = Math.min(delay * 2, 10_000)) {
     try {
-      await admin.connect();
-      const offsets = await admin.fetchTopicOffsets(config.telemetryTopic);
-      log.learn(Object.fromEntries(offsets.map((p) => [p.partition, Number(p.high)])));
+      const offsets = await topicOffsets(admin, config.telemetryTopic);
+      log.learn(Object.fromEntries(offsets.map((p) => [p.partition, p.high])));
       post({ type: "position", position: log.position() });
       break;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, delay).unref());
     }
   }
-  // closed meanwhile: a connection made after the close's disconnect would keep the thread alive
-  if (closing) await admin.disconnect().catch(() => {});
+  // closed meanwhile: a connection made after the close's would keep the thread alive
+  if (closing) await admin.close().catch(() => {});
 }
 
 /**
@@ -93,8 +93,8 @@ port.on("message", (message: ToKafkaThread) => {
     closing = true;
     void (async () => {
       await stopAll(stops, CLOSE_GRACE_MS, logger);
-      // kafkajs leaves retry timers behind for a broker it could not reach, which
-      // kept the thread alive until KafkaThread's close timeout (15 s per thread)
+      // a client may leave retry timers behind for a broker it could not reach, which
+      // would keep the thread alive until KafkaThread's close timeout (15 s per thread)
       process.exit(0);
     })();
   }

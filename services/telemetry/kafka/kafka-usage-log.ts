@@ -1,13 +1,11 @@
-import { Partitioners, type ICustomPartitioner, type Kafka, type Message, type Producer, type RecordMetadata } from "kafkajs";
+import { compatibilityPartitioner, ProduceAcks, Producer, stringSerializers, type BaseOptions, type MessageToProduce, type Partitioner } from "@platformatic/kafka";
 import type { LogPosition } from "../intake/log-position.js";
 import type { RecordSink } from "../intake/record-sink.js";
 import type { UsageRecord } from "../usage-record.js";
 
-/**
- * Records per produce request. Large requests cost the broker and kafkajs
- * less per record (kafkajs is patched to group a request's records by
- * partition in linear time).
- */
+type Message = MessageToProduce<string, string, string, string>;
+
+/** Records per produce request: large requests cost the broker and the client less per record. */
 const MAX_REQUEST_RECORDS = 2000;
 /**
  * Bytes of keys and values per produce request: a partition's records travel
@@ -17,13 +15,12 @@ const MAX_REQUEST_RECORDS = 2000;
  */
 const MAX_REQUEST_BYTES = 512 * 1024;
 /**
- * Produce requests in flight at once. kafkajs lets an idempotent producer have
- * one request in flight per broker, so a request waits for the one before it;
- * several producers (each idempotent) overlap their round trips. Records of
- * one license key may then land out of order, which counting does not mind:
- * sets, sums and first/last seen do not depend on order.
+ * Produce requests in flight at once. The idempotent producer numbers each
+ * partition's records when a send starts, so sends overlap their round trips;
+ * records of one license key may then land out of order, which counting does
+ * not mind: sets, sums and first/last seen do not depend on order.
  */
-const PRODUCERS = 3;
+const IN_FLIGHT = 3;
 
 /** Messages waiting to be sent with others, and how to answer their write. */
 interface PendingMessages {
@@ -34,25 +31,30 @@ interface PendingMessages {
 }
 
 /**
- * Writes usage records to the Kafka topic with idempotent producers and
- * acks=all, keyed by license key (one key's events share a partition).
- * Writes that arrive while every producer has a request in flight are sent
- * together in the next one, so throughput grows with load instead of paying a
- * round trip per report. It keeps the log's position as the produce
- * responses tell it (the base offset each write got per partition).
+ * Writes usage records to the Kafka topic with an idempotent producer and
+ * acks=all, keyed by license key (one key's events share a partition, chosen
+ * as the Java client and kafkajs choose it). Writes that arrive while
+ * IN_FLIGHT requests are out are sent together in the next one, so
+ * throughput grows with load instead of paying a round trip per report. It
+ * keeps the log's position as the produce responses tell it (the base offset
+ * each write got per partition).
+ *
+ * A send that fails has an unknown outcome: the broker may have appended its
+ * records without the answer arriving. The library then starts over with a
+ * new producer id, so its later records are never numbered as retries of
+ * those; the spool's read-back finds what the failed send wrote.
  */
 export class KafkaUsageLog implements RecordSink {
-  private readonly slots: ProducerSlot[];
-  private readonly idle: ProducerSlot[];
+  private readonly producer: Producer<string, string, string, string>;
+  private inFlight = 0;
   private waiting: PendingMessages[] = [];
   private known: LogPosition = {};
 
   constructor(
-    kafka: Kafka,
+    options: BaseOptions,
     private readonly topic: string,
   ) {
-    this.slots = Array.from({ length: PRODUCERS }, () => new ProducerSlot(kafka));
-    this.idle = [...this.slots];
+    this.producer = new Producer({ ...options, idempotent: true, acks: ProduceAcks.ALL, partitioner: keyCachingPartitioner(), serializers: stringSerializers });
   }
 
   write(records: UsageRecord[]): Promise<void> {
@@ -79,7 +81,7 @@ export class KafkaUsageLog implements RecordSink {
         messages = [];
         bytes = 0;
       }
-      messages.push({ key: keys[i], value: values[i] });
+      messages.push({ topic: this.topic, key: keys[i], value: values[i] });
       bytes += size;
     }
     if (messages.length > 0) parts.push(this.enqueue(messages, bytes));
@@ -97,7 +99,7 @@ export class KafkaUsageLog implements RecordSink {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => slot.close()));
+    await this.producer.close();
   }
 
   private advance(partition: number, offset: number): void {
@@ -107,23 +109,28 @@ export class KafkaUsageLog implements RecordSink {
   private enqueue(messages: Message[], bytes: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ messages, bytes, resolve, reject });
-      const slot = this.idle.pop();
-      if (slot) void this.send(slot);
+      this.sendWaiting();
     });
   }
 
-  private async send(slot: ProducerSlot): Promise<void> {
-    while (this.waiting.length > 0) {
+  private sendWaiting(): void {
+    while (this.waiting.length > 0 && this.inFlight < IN_FLIGHT) {
       const batch = this.takeBatch();
-      try {
-        const written = await slot.send(this.topic, batch.length === 1 ? batch[0].messages : batch.flatMap((entry) => entry.messages));
-        for (const { partition, baseOffset } of written) if (baseOffset !== undefined) this.advance(partition, Number(baseOffset));
-        batch.forEach((entry) => entry.resolve());
-      } catch (error) {
-        batch.forEach((entry) => entry.reject(error));
-      }
+      this.inFlight++;
+      this.producer
+        .send({ messages: batch.length === 1 ? batch[0].messages : batch.flatMap((entry) => entry.messages) })
+        .then(
+          (written) => {
+            for (const { partition, offset } of written.offsets ?? []) this.advance(partition, Number(offset));
+            batch.forEach((entry) => entry.resolve());
+          },
+          (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.sendWaiting();
+        });
     }
-    this.idle.push(slot);
   }
 
   /** The oldest waiting writes that fit in one produce request (always at least one). */
@@ -141,87 +148,25 @@ export class KafkaUsageLog implements RecordSink {
   }
 }
 
-/**
- * One idempotent producer, connected on first use, and replaced after a send
- * that failed. A failed send's outcome is unknown: the broker may have
- * appended its records without the answer arriving (it died or stalled
- * first). kafkajs would go on numbering records as if it had not, and the
- * broker would then refuse every later request of the producer (out of order
- * sequence number) or, worse, answer a later request of the same size as a
- * retry of the appended one without writing it. A new producer (a new
- * producer id) numbers afresh; the spool's read-back finds what the failed
- * send wrote.
- */
-class ProducerSlot {
-  private producer: Producer | undefined;
-  private connected: Promise<void> | undefined;
-
-  constructor(private readonly kafka: Kafka) {}
-
-  async send(topic: string, messages: Message[]): Promise<RecordMetadata[]> {
-    const producer = this.current();
-    try {
-      await this.connected;
-      return await producer.send({ topic, acks: -1, messages });
-    } catch (error) {
-      this.drop(producer);
-      throw error;
-    }
-  }
-
-  async close(): Promise<void> {
-    const producer = this.producer;
-    this.producer = undefined;
-    await producer?.disconnect();
-  }
-
-  private current(): Producer {
-    if (this.producer) return this.producer;
-    const producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: keyCachingPartitioner,
-      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
-    });
-    producer.on(producer.events.DISCONNECT, () => this.drop(producer));
-    this.producer = producer;
-    this.connected = producer.connect();
-    return producer;
-  }
-
-  private drop(producer: Producer): void {
-    if (this.producer !== producer) return;
-    this.producer = undefined;
-    this.connected = undefined;
-    void producer.disconnect().catch(() => {});
-  }
-}
-
 /** Keys whose partition is remembered; beyond, the memory starts over. */
 const MAX_CACHED_KEYS = 10_000;
 
 /**
- * kafkajs' DefaultPartitioner (murmur2 of the key modulo the partition count,
- * as the Java client), remembered per key and partition count: every record
- * of a license key has the same key, so hashing it again for every record is
- * work thrown away on the hot path (bench/README.md, "Kafka partitioner").
- * The partitions are the default partitioner's.
+ * The Java client's partitioner (murmur2 of the key, made positive; the
+ * producer takes it modulo the partition count), remembered per key: every
+ * record of a license key has the same key, so hashing it again for every
+ * record is work thrown away on the hot path (bench/README.md, "Kafka
+ * partitioner").
  */
-const keyCachingPartitioner: ICustomPartitioner = () => {
-  const partitioner = Partitioners.DefaultPartitioner();
-  const partitions = new Map<string, number>();
-  let partitionCount = -1;
-  let topic = "";
-  return (args) => {
-    const { key, partition } = args.message;
-    if (typeof key !== "string" || (partition !== undefined && partition !== null)) return partitioner(args);
-    if (args.partitionMetadata.length !== partitionCount || args.topic !== topic || partitions.size >= MAX_CACHED_KEYS) {
-      partitions.clear();
-      partitionCount = args.partitionMetadata.length;
-      topic = args.topic;
+function keyCachingPartitioner(): Partitioner<string, string, string, string> {
+  const hashes = new Map<string, number>();
+  return (message, key) => {
+    if (message.key === undefined) return compatibilityPartitioner(message, key);
+    let hash = hashes.get(message.key);
+    if (hash === undefined) {
+      if (hashes.size >= MAX_CACHED_KEYS) hashes.clear();
+      hashes.set(message.key, (hash = compatibilityPartitioner(message, key)));
     }
-    let chosen = partitions.get(key);
-    if (chosen === undefined) partitions.set(key, (chosen = partitioner(args)));
-    return chosen;
+    return hash;
   };
-};
+}

@@ -1,7 +1,8 @@
-import type { Admin, Batch, Consumer, Kafka } from "kafkajs";
+import { Admin, Consumer, MessagesStreamFallbackModes, MessagesStreamModes, stringDeserializers, type BaseOptions, type Message, type MessagesStream } from "@platformatic/kafka";
 import type { Logger } from "../../core/logger.js";
 import { parseUsageRecord } from "../usage-record.js";
 import type { PartitionBatch, UsageStore } from "../usage/usage-store.js";
+import { topicOffsets } from "./topic-offsets.js";
 
 export interface UsageAggregatorOptions {
   topic: string;
@@ -9,6 +10,9 @@ export interface UsageAggregatorOptions {
   /** Called every few seconds with the records in Kafka not yet applied, summed over partitions. */
   reportLag(records: number): void;
 }
+
+type UsageMessage = Message<string, string, string, string>;
+type UsageStream = MessagesStream<string, string, string, string>;
 
 const LAG_INTERVAL_MS = 5000;
 /**
@@ -23,10 +27,9 @@ const RESTART_DELAY_MS = 2000;
 /**
  * An aggregator that died without leaving the group (killed, or its broker
  * was down when it stopped) keeps its partitions until the broker misses its
- * heartbeats this long; with kafkajs' 30 s the counts of those partitions
- * stood still for as long (bench/README.md, "Aggregator session timeout").
- * Heartbeats go every second, between fetches that wait at most
- * FETCH_WAIT_MS, so only an event loop stalled for several seconds misses it.
+ * heartbeats this long; the counts of those partitions stand still for as
+ * long. Heartbeats go every second, so only an event loop stalled for several
+ * seconds misses it.
  */
 const SESSION_TIMEOUT_MS = 10_000;
 const HEARTBEAT_INTERVAL_MS = 1000;
@@ -36,46 +39,39 @@ const HEARTBEAT_INTERVAL_MS = 1000;
  * usage store. The store keeps, per partition, the last offset it applied,
  * written atomically with the counts: a batch redelivered after a crash or a
  * rebalance, or applied by two consumers at once, is counted once, and the
- * store remembers no event. The store is the truth about what was applied:
- * when it is behind the group's committed offsets (restored from an older
- * snapshot), the partition is read again from the store's offset. Lag
- * (records not yet applied) is measured every few seconds and handed to
- * `reportLag`.
+ * store remembers no event. Offsets are committed to the group only after the
+ * store applied them. The store is the truth about what was applied: when it
+ * is behind the group's committed offsets (restored from an older snapshot),
+ * the group's offset of that partition is moved back to the store's and the
+ * stream starts again from there. Lag (records not yet applied) is measured
+ * every few seconds and handed to `reportLag`.
  */
 export class UsageAggregator {
-  private readonly consumer: Consumer;
+  private readonly consumer: Consumer<string, string, string, string>;
   private readonly admin: Admin;
   private readonly lagTimer: NodeJS.Timeout;
+  private stream: UsageStream | undefined;
   private stopped = false;
-  /** Whether the consumer is a member of its group, with partitions to apply (or none to have). */
-  private joined = false;
+  /** The batches being applied, so close() waits for them and a restart does not start beside them. */
+  private applying: Promise<void> = Promise.resolve();
 
   constructor(
-    kafka: Kafka,
+    options: BaseOptions,
     private readonly store: UsageStore,
-    private readonly options: UsageAggregatorOptions,
+    private readonly settings: UsageAggregatorOptions,
     private readonly logger: Logger,
   ) {
-    this.consumer = kafka.consumer({
-      groupId: options.groupId,
+    this.consumer = new Consumer({
+      ...options,
+      groupId: settings.groupId,
+      deserializers: stringDeserializers,
+      autocommit: false,
       minBytes: FETCH_MIN_BYTES,
-      maxWaitTimeInMs: FETCH_WAIT_MS,
+      maxWaitTime: FETCH_WAIT_MS,
       sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: HEARTBEAT_INTERVAL_MS,
-      retry: { retries: 5, initialRetryTime: 200 },
     });
-    this.admin = kafka.admin();
-    this.consumer.on(this.consumer.events.CRASH, (event) => {
-      if (!event.payload.restart && !this.stopped) setTimeout(() => void this.run(), RESTART_DELAY_MS).unref();
-    });
-    this.consumer.on(this.consumer.events.GROUP_JOIN, () => (this.joined = true));
-    for (const left of [this.consumer.events.REBALANCING, this.consumer.events.CRASH, this.consumer.events.DISCONNECT, this.consumer.events.STOP]) {
-      this.consumer.on(left, () => (this.joined = false));
-    }
-    // kafkajs restarts a crashed consumer after a delay, also when close() came in between
-    this.consumer.on(this.consumer.events.CONNECT, () => {
-      if (this.stopped) void this.consumer.disconnect().catch(() => {});
-    });
+    this.admin = new Admin(options);
     this.lagTimer = setInterval(() => void this.measureLag(), LAG_INTERVAL_MS);
     this.lagTimer.unref();
   }
@@ -85,94 +81,142 @@ export class UsageAggregator {
     void this.run();
   }
 
-  /** Ready: the usage store answers and the consumer has joined its group. */
+  /** Ready: the usage store answers and the consumer is an active member of its group. */
   async health(): Promise<void> {
     await this.store.health();
-    if (!this.joined) throw new Error("the usage consumer is not in its group (Kafka away, or joining)");
+    if (!this.consumer.isActive()) throw new Error("the usage consumer is not in its group (Kafka away, or joining)");
   }
 
   async close(): Promise<void> {
     this.stopped = true;
     clearInterval(this.lagTimer);
-    await this.disconnect();
+    await this.stream?.close().catch(() => {});
+    await this.applying.catch(() => {});
+    await Promise.allSettled([this.consumer.close(true), this.admin.close()]);
   }
 
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
-        await this.consumer.connect();
         await this.dropStaleFences();
-        await this.consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
-        if (!this.stopped) await this.consumer.run({ eachBatch: ({ batch }) => this.apply(batch) });
-        break;
+        const stream = await this.consumer.consume({ topics: [this.settings.topic], mode: MessagesStreamModes.COMMITTED, fallbackMode: MessagesStreamFallbackModes.EARLIEST });
+        if (this.stopped) return void (await stream.close().catch(() => {}));
+        this.stream = stream;
+        await this.drain(stream);
       } catch (error) {
-        this.logger.warn({ err: (error as Error).message }, "usage consumer cannot start yet; retrying");
-        await this.consumer.disconnect().catch(() => {});
-        await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS).unref());
+        if (this.stopped) return;
+        this.logger.warn({ err: (error as Error).message }, "usage consumer stopped; starting again");
       }
+      await this.stream?.close().catch(() => {});
+      this.stream = undefined;
+      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS).unref());
     }
-    // closed while starting: what the start connected after close() disconnected would live on
-    if (this.stopped) await this.disconnect();
   }
 
-  private async disconnect(): Promise<void> {
-    await Promise.allSettled([this.consumer.disconnect(), this.admin.disconnect()]);
+  /**
+   * Applies what the stream delivers, a turn's messages at a time (one or more
+   * fetches' worth), until the stream ends or fails; resolves when a partition
+   * must be read again from an earlier offset.
+   */
+  private drain(stream: UsageStream): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let busy = false;
+      const next = () => {
+        if (busy) return;
+        const messages: UsageMessage[] = [];
+        for (let message = stream.read() as UsageMessage | null; message !== null; message = stream.read() as UsageMessage | null) messages.push(message);
+        if (messages.length === 0) return;
+        busy = true;
+        this.applying = this.apply(messages).then(
+          (rewound) => {
+            busy = false;
+            if (rewound) resolve();
+            else next();
+          },
+          (error: unknown) => reject(error),
+        );
+      };
+      stream.on("readable", next);
+      stream.once("error", reject);
+      stream.once("close", resolve);
+      next();
+    });
   }
 
-  private async apply(batch: Batch): Promise<void> {
-    const firstOffset = batch.firstOffset();
-    if (firstOffset === null) return;
+  /** Applies the messages, partition by partition, then commits their offsets; true when a partition was moved back to the store's offset. */
+  private async apply(messages: UsageMessage[]): Promise<boolean> {
+    const byPartition = new Map<number, UsageMessage[]>();
+    for (const message of messages) {
+      const list = byPartition.get(message.partition);
+      if (list) list.push(message);
+      else byPartition.set(message.partition, [message]);
+    }
+    const committed = [];
+    let rewound = false;
+    for (const [partition, list] of byPartition) {
+      const last = list.at(-1)!;
+      const batch: PartitionBatch = {
+        topic: this.settings.topic,
+        partition,
+        firstOffset: Number(list[0]!.offset),
+        lastOffset: Number(last.offset),
+        records: list.flatMap((message) => {
+          const record = parseUsageRecord(message.value ?? "");
+          return record ? [{ offset: Number(message.offset), record }] : [];
+        }),
+      };
+      const result = await this.store.applyPartitionBatch(batch);
+      if ("behind" in result) {
+        if (await this.rewind(batch, result.behind + 1)) {
+          rewound = true;
+          continue;
+        }
+      }
+      committed.push({ topic: this.settings.topic, partition, offset: last.offset + 1n, leaderEpoch: last.leaderEpoch });
+    }
+    // a commit refused (the partition moved in a rebalance meanwhile) only means a redelivery, which the store's fence skips
+    if (committed.length > 0) await this.consumer.commit({ offsets: committed }).catch(() => {});
+    return rewound;
+  }
+
+  /**
+   * The store is behind the batch: the partition is read again from `from`
+   * (the group's offset moved there, the stream started again) while Kafka
+   * still holds it, else what retention deleted is logged as lost and the
+   * batch applied with the gap accepted. True when the partition was moved back.
+   */
+  private async rewind(batch: PartitionBatch, from: number): Promise<boolean> {
     const { topic, partition } = batch;
-    const partitionBatch: PartitionBatch = {
-      topic,
-      partition,
-      firstOffset: Number(firstOffset),
-      lastOffset: Number(batch.lastOffset()),
-      records: batch.messages.flatMap((message) => {
-        const record = parseUsageRecord(message.value?.toString("utf8") ?? "");
-        return record ? [{ offset: Number(message.offset), record }] : [];
-      }),
-    };
-    const result = await this.store.applyPartitionBatch(partitionBatch);
-    if (!("behind" in result)) return;
-    const from = result.behind + 1;
-    const low = await this.lowWatermark(topic, partition);
+    const low = (await topicOffsets(this.admin, topic)).find((p) => p.partition === partition)?.low ?? 0;
     if (from >= low) {
-      this.logger.warn({ topic, partition, from, committed: partitionBatch.firstOffset }, "the usage store is behind the consumer group (restored from an older state?); reading the partition again from its offset");
-      this.consumer.seek({ topic, partition, offset: String(from) });
-      return;
+      this.logger.warn({ topic, partition, from, committed: batch.firstOffset }, "the usage store is behind the consumer group (restored from an older state?); reading the partition again from its offset");
+      await this.consumer.commit({ offsets: [{ topic, partition, offset: BigInt(from), leaderEpoch: -1 }] });
+      return true;
     }
     this.logger.error({ topic, partition, lost: `${from}-${low - 1}` }, "usage records deleted by retention before the usage store applied them; counting from the oldest kept");
-    await this.store.applyPartitionBatch(partitionBatch, { acceptGap: true });
+    await this.store.applyPartitionBatch(batch, { acceptGap: true });
+    return false;
   }
 
   /** A topic deleted and created again starts its offsets over: the fences of the old one must go. */
   private async dropStaleFences(): Promise<void> {
-    await this.admin.connect();
-    const offsets = await this.admin.fetchTopicOffsets(this.options.topic).catch(() => []);
-    const highs = new Map(offsets.map((p) => [p.partition, Number(p.high)]));
-    const dropped = await this.store.dropStaleFences(this.options.topic, highs);
-    if (dropped.length > 0) this.logger.warn({ topic: this.options.topic, partitions: dropped }, "usage topic started its offsets over (created again?); its old fences were dropped");
-  }
-
-  private async lowWatermark(topic: string, partition: number): Promise<number> {
-    await this.admin.connect();
-    const offsets = await this.admin.fetchTopicOffsets(topic);
-    return Number(offsets.find((p) => p.partition === partition)?.low ?? 0);
+    const offsets = await topicOffsets(this.admin, this.settings.topic).catch(() => []);
+    const highs = new Map(offsets.map((p) => [p.partition, p.high]));
+    const dropped = await this.store.dropStaleFences(this.settings.topic, highs);
+    if (dropped.length > 0) this.logger.warn({ topic: this.settings.topic, partitions: dropped }, "usage topic started its offsets over (created again?); its old fences were dropped");
   }
 
   private async measureLag(): Promise<void> {
     try {
-      await this.admin.connect();
-      const [ends, committed] = await Promise.all([
-        this.admin.fetchTopicOffsets(this.options.topic),
-        this.admin.fetchOffsets({ groupId: this.options.groupId, topics: [this.options.topic] }),
+      const [ends, [group]] = await Promise.all([
+        topicOffsets(this.admin, this.settings.topic),
+        this.admin.listConsumerGroupOffsets({ groups: [this.settings.groupId] }),
       ]);
-      const done = new Map(committed[0]?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
-      this.options.reportLag(ends.reduce((total, p) => total + Number(p.high) - Math.max(0, done.get(p.partition) ?? 0), 0));
+      const topic = group?.topics.find((t) => t.name === this.settings.topic);
+      const done = new Map(topic?.partitions.map((p) => [p.partitionIndex, Number(p.committedOffset)]) ?? []);
+      this.settings.reportLag(ends.reduce((total, p) => total + p.high - Math.max(0, done.get(p.partition) ?? 0), 0));
     } catch {
       // the broker is down: keep the last value; the intake logs the outage
     }
   }
 }
-
