@@ -66,9 +66,11 @@ describe("telemetry through Kafka", () => {
   });
 
   test("the aggregator alone is ready (/health 200) once in its consumer group with its store answering; a store it cannot reach makes it unready, not dead", async () => {
+    const dataDirs: string[] = [];
     const start = async (redisUrl: string) => {
       const port = await freePort();
-      const env = { ...kafkaModeEnv({ port: String(port), dataDir: mkdtempSync(join(tmpdir(), "docservice-aggregator-")), kafkaBrokers: kafka.brokers, redisUrl }), TELEMETRY_CONSUMER_GROUP: `health-${port}`, LOG_LEVEL: "warn" };
+      dataDirs.push(mkdtempSync(join(tmpdir(), "docservice-aggregator-")));
+      const env = { ...kafkaModeEnv({ port: String(port), dataDir: dataDirs.at(-1)!, kafkaBrokers: kafka.brokers, redisUrl }), TELEMETRY_CONSUMER_GROUP: `health-${port}`, LOG_LEVEL: "warn" };
       return { port, process: await startService("aggregator", env, () => answers(`http://127.0.0.1:${port}/metrics`)) };
     };
     const healthy = await start(redis.url);
@@ -86,6 +88,7 @@ describe("telemetry through Kafka", () => {
       assert.equal((await fetch(`http://127.0.0.1:${unreachable.port}/metrics`)).status, 200, "alive all the same");
     } finally {
       await Promise.allSettled([healthy.process.stop(), unreachable.process.stop()]);
+      for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -26,8 +26,7 @@ interface Span {
  */
 const seenKey = (eventId: string) => `seen:${eventId}`;
 const setRange = (prefix: string) => ({ start: `${prefix}:`, end: `${prefix};` });
-const bucketPrefix = (licenseKey: string, bucket: string) => `docs:${encodeURIComponent(licenseKey)}:${bucket}:`;
-const bucketRange = (licenseKey: string, bucket: string) => setRange(`docs:${encodeURIComponent(licenseKey)}:${bucket}`);
+const docsSet = (licenseKey: string, bucket: string) => `docs:${encodeURIComponent(licenseKey)}:${bucket}`;
 const idlessSet = (licenseKey: string, bucket: string) => `idless:${encodeURIComponent(licenseKey)}:${bucket}`;
 const dimensionKeys = (licenseKey: string, month: string) => `dims:${encodeURIComponent(licenseKey)}:${month}`;
 const dimensionValues = (licenseKey: string, month: string, keyId: string) => `dimvalues:${encodeURIComponent(licenseKey)}:${month}:${keyId}`;
@@ -101,11 +100,11 @@ export class EmbeddedUsageStore implements UsageStore {
     return rangeUsage(
       range,
       {
-        documents: this.distinct(range, (bucket) => `docs:${encodeURIComponent(licenseKey)}:${bucket}`),
+        documents: this.distinct(range, (bucket) => docsSet(licenseKey, bucket)),
         documentsWithoutContentId: this.distinct(range, (bucket) => idlessSet(licenseKey, bucket)),
       },
       (period) => ({
-        documents: this.db.getCount(bucketRange(licenseKey, period)),
+        documents: this.db.getCount(setRange(docsSet(licenseKey, period))),
         documentsWithoutContentId: this.db.getCount(setRange(idlessSet(licenseKey, period))),
         opens: (this.db.get(opensKey(licenseKey, period)) as number | undefined) ?? 0,
       }),
@@ -161,7 +160,7 @@ export class EmbeddedUsageStore implements UsageStore {
     const add = (key: string) => opens.set(key, (opens.get(key) ?? (this.db.get(key) as number | undefined) ?? 0) + 1);
     for (const e of entries) {
       for (const period of [e.day, e.month]) {
-        this.db.putSync(bucketPrefix(e.licenseKey, period) + e.member, 1);
+        this.db.putSync(`${docsSet(e.licenseKey, period)}:${e.member}`, 1);
         if (!e.contentId) this.db.putSync(`${idlessSet(e.licenseKey, period)}:${e.member}`, 1);
         add(opensKey(e.licenseKey, period));
       }
