@@ -1,11 +1,9 @@
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
-import { join } from "node:path";
+import { Kafka, logLevel } from "kafkajs";
 
 // The pipeline a user would write instead of ours, for bench:collect: node:http, and per request
-// one kafkajs producer.send with acks=all of the report's events, then 202. kafkajs as npm
-// installs it (KAFKAJS_DIR, outside the project: not patched like ours), its default producer.
-const { Kafka, logLevel } = createRequire(join(process.env.KAFKAJS_DIR!, "package.json"))("kafkajs") as typeof import("kafkajs");
+// one kafkajs producer.send with acks=all of the report's events, then 202; kafkajs as npm
+// installs it, with its default producer.
 
 const topic = process.env.TOPIC!;
 const kafka = new Kafka({ clientId: "naive-collect", brokers: process.env.KAFKA_BROKERS!.split(","), logLevel: logLevel.ERROR });

@@ -147,7 +147,7 @@ export const SPEC_SCHEMA = {
       default: "docservice/docservice-conversion",
       description: "Image repository of the conversion component with conversion.backend local (LibreOffice inside; the tag is `version`).",
     },
-    version: { type: "string", minLength: 1, pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", description: "Image tag to run, e.g. 0.1.0." },
+    version: { type: "string", minLength: 1, pattern: "^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$", description: "Image tag to run: the platform version the images were built as." },
     components: {
       type: "object",
       description: "Per-component replicas or autoscaling bounds, and resources.",

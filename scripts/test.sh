@@ -12,6 +12,8 @@ bash scripts/testenv/setup.sh
 bash scripts/check-generated.sh
 npx tsc -p tsconfig.json
 echo "types check"
+node --import tsx scripts/release-check.ts
+node --import tsx scripts/third-party-licenses.ts check
 
 mapfile -t tests < <(find services test clients operator -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 node --import tsx --test --test-reporter=spec "${tests[@]}"

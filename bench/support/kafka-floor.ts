@@ -1,21 +1,28 @@
 /**
- * The cheapest a usage event can pass through Kafka on this machine: written
- * by our Kafka writer (KafkaUsageLog: @platformatic/kafka, an idempotent
- * producer, acks=all, JSON records) fed directly with full-size writes, then
- * read back by a consumer of the same client that does nothing with the
- * records; no HTTP, no validation, no thread hop, no counting. The broker's
- * JIT warms up first. bench:collect adds these costs per record to the bare
- * handler's and the load generator's to bound what any /v1/collect built on
- * this client could reach on the same cores, since every accepted event is
- * written and read once to be counted.
+ * The cheapest a usage event can pass through Kafka on this machine, per
+ * client: records like the ones /v1/collect writes, fed directly in
+ * full-size writes (an idempotent producer, acks=all), then read back by a
+ * consumer of the same client that does nothing with them; no HTTP, no
+ * validation, no thread hop, no counting. For @platformatic/kafka (the
+ * platform's client) the writer is our KafkaUsageLog; for kafkajs (the
+ * client it replaced, and the naive pipeline's), kafkajs producers sending
+ * the same batches. The broker's JIT warms up first. bench:collect adds these
+ * costs per record to the bare handler's and the load generator's to bound
+ * what any /v1/collect built on that client could reach on the same cores,
+ * since every accepted event is written and read once to be counted.
  */
 import { randomUUID } from "node:crypto";
 import { Consumer, MessagesStreamModes, type BaseOptions } from "@platformatic/kafka";
+import { Kafka, logLevel } from "kafkajs";
 import { kafkaOptions } from "../../services/telemetry/kafka/kafka-options.js";
 import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
+import { consume } from "../../test/support/kafka.js";
+
+export type KafkaFloorClient = "@platformatic/kafka" | "kafkajs";
 
 export interface KafkaFloor {
+  client: KafkaFloorClient;
   /** Records written per second at the writer's best. */
   writtenPerS: number;
   /** CPU per record, in µs, of writing (the client and our writer) and of reading (the client's consumer), each with the broker's share. */
@@ -23,10 +30,9 @@ export interface KafkaFloor {
   readCpuPerRecordUs: { client: number; broker: number };
 }
 
-const TOPIC = "bench.kafka-floor";
 /** Records per write: the writer's largest produce request. */
 const WRITE_RECORDS = 2000;
-/** Writes in flight at once: enough to keep every producer of the writer busy. */
+/** Writes in flight at once: enough to keep the writer's requests in flight busy. */
 const CONCURRENT_WRITES = 6;
 const WARMUP_S = 5;
 const READ_TIMEOUT_MS = 120_000;
@@ -57,10 +63,66 @@ async function cpuPerRecord(brokerCpuS: () => number, work: () => Promise<number
   return { client: (own.user + own.system) / records, broker: ((brokerCpuS() - brokerBefore) / records) * 1e6, records, seconds };
 }
 
-/** Writes full-size batches for `seconds` (after a warm-up), reads everything back, and reports the CPU per record of each side. */
-export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => number, seconds: number, licenseKey: string): Promise<KafkaFloor> {
+/** A writer and a reader of one topic with one client. */
+interface FloorClient {
+  write(records: UsageRecord[]): Promise<void>;
+  /** Reads the topic from the start until `count` records came by; resolves with that count. */
+  readAll(count: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+function platformaticClient(brokers: string[], topic: string): FloorClient {
   const options = kafkaOptions(brokers, "bench-kafka-floor");
-  const log = new KafkaUsageLog(options, TOPIC);
+  const log = new KafkaUsageLog(options, topic);
+  return { write: (records) => log.write(records), readAll: (count) => readAllPlatformatic(options, topic, count), close: () => log.close() };
+}
+
+function kafkajsClient(brokers: string[], topic: string): FloorClient {
+  const kafka = new Kafka({ clientId: "bench-kafka-floor-kafkajs", brokers, logLevel: logLevel.NOTHING });
+  // one request in flight per idempotent producer, as kafkajs requires for ordered sequence numbers
+  const producers = Array.from({ length: CONCURRENT_WRITES }, () => kafka.producer({ idempotent: true, maxInFlightRequests: 1 }));
+  const idle = [...producers];
+  const connected = Promise.all(producers.map((producer) => producer.connect()));
+  return {
+    async write(records) {
+      await connected;
+      const producer = idle.pop()!;
+      try {
+        await producer.send({ topic, acks: -1, messages: records.map((record) => ({ key: record.licenseKey, value: JSON.stringify(record) })) });
+      } finally {
+        idle.push(producer);
+      }
+    },
+    async readAll(count) {
+      let read = 0;
+      await consume(
+        kafka,
+        topic,
+        `bench-kafka-floor-${randomUUID()}`,
+        (done) => ({
+          eachBatch: async ({ batch }) => {
+            read += batch.messages.length;
+            if (read >= count) done();
+          },
+        }),
+        { ms: READ_TIMEOUT_MS, progress: () => `read ${read} of ${count} records in ${READ_TIMEOUT_MS / 1000} s` },
+      );
+      return read;
+    },
+    close: () => Promise.all(producers.map((producer) => producer.disconnect())).then(() => undefined),
+  };
+}
+
+/** Writes full-size batches with `client` for `seconds` (after a warm-up), reads everything back, and reports the CPU per record of each side. */
+export async function measureKafkaFloor(
+  client: KafkaFloorClient,
+  brokers: string[],
+  brokerCpuS: () => number,
+  seconds: number,
+  licenseKey: string,
+): Promise<KafkaFloor> {
+  const topic = `bench.kafka-floor.${client.replace(/[^a-z]/g, "")}`;
+  const floorClient = client === "kafkajs" ? kafkajsClient(brokers, topic) : platformaticClient(brokers, topic);
   const at = new Date().toISOString();
   let total = 0;
   const writeFor = async (ms: number) => {
@@ -70,7 +132,7 @@ export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => num
       Array.from({ length: CONCURRENT_WRITES }, async () => {
         while (performance.now() < deadline) {
           // Records are built inside the measurement: the service builds one per event too.
-          await log.write(Array.from({ length: WRITE_RECORDS }, (_, i) => usageRecord(licenseKey, i, at)));
+          await floorClient.write(Array.from({ length: WRITE_RECORDS }, (_, i) => usageRecord(licenseKey, i, at)));
           written += WRITE_RECORDS;
         }
       }),
@@ -81,23 +143,23 @@ export async function measureKafkaFloor(brokers: string[], brokerCpuS: () => num
   try {
     await writeFor(WARMUP_S * 1000);
     const write = await cpuPerRecord(brokerCpuS, () => writeFor(seconds * 1000));
-    const read = await cpuPerRecord(brokerCpuS, () => readAll(options, total));
+    const read = await cpuPerRecord(brokerCpuS, () => floorClient.readAll(total));
     return {
+      client,
       writtenPerS: write.records / write.seconds,
       writeCpuPerRecordUs: { client: write.client, broker: write.broker },
       readCpuPerRecordUs: { client: read.client, broker: read.broker },
     };
   } finally {
-    await log.close();
+    await floorClient.close();
   }
 }
 
-/** Reads the topic from the start with a consumer until `count` records came by; resolves with that count. */
-async function readAll(options: BaseOptions, count: number): Promise<number> {
+async function readAllPlatformatic(options: BaseOptions, topic: string, count: number): Promise<number> {
   const consumer = new Consumer({ ...options, groupId: `bench-kafka-floor-${randomUUID()}`, autocommit: false });
   let read = 0;
   try {
-    const stream = await consumer.consume({ topics: [TOPIC], mode: MessagesStreamModes.EARLIEST });
+    const stream = await consumer.consume({ topics: [topic], mode: MessagesStreamModes.EARLIEST });
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`read ${read} of ${count} records in ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS);
       stream.once("error", reject);

@@ -36,13 +36,16 @@ before(async () => {
 after(() => packed?.remove());
 
 describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () => {
-  test("holds the built JavaScript, its declarations, README and package.json only", () => {
+  test("holds the built JavaScript, its declarations, README, LICENSE, notices and package.json only", () => {
     const paths = pack.files.map((file) => file.path).sort();
-    assert.ok(paths.includes("package.json") && paths.includes("README.md"), paths.join(", "));
-    assert.ok(paths.includes("dist/index.js") && paths.includes("dist/index.d.ts"), paths.join(", "));
+    const fixed = ["package.json", "README.md", "LICENSE", "dist/THIRD-PARTY-NOTICES"];
+    for (const path of [...fixed, "dist/index.js", "dist/index.d.ts"]) assert.ok(paths.includes(path), `${path} not in ${paths.join(", ")}`);
     for (const path of paths) {
-      assert.ok(path === "package.json" || path === "README.md" || /^dist\/[\w-]+\.(?:js|d\.ts)$/.test(path), `unexpected ${path}`);
+      assert.ok(fixed.includes(path) || /^dist\/[\w-]+\.(?:js|d\.ts)$/.test(path), `unexpected ${path}`);
     }
+    assert.equal(readFileSync(join(installed, "LICENSE"), "utf8"), readFileSync(new URL("../../LICENSE", import.meta.url), "utf8"));
+    assert.match(readFileSync(join(installed, "dist/THIRD-PARTY-NOTICES"), "utf8"), /^fflate@[\d.]+\nLicense: MIT\n/m);
+    assert.match(readFileSync(join(installed, "dist/index.js"), "utf8"), /^\/\*! @docservice\/telemetry [\d.]+ \| SPDX-License-Identifier: AGPL-3.0-only /);
     // Every library module has its declaration (index.d.ts re-exports them by name).
     for (const [, module] of readFileSync(join(installed, "dist/index.d.ts"), "utf8").matchAll(/from "\.\/([\w-]+)\.js"/g)) {
       assert.ok(paths.includes(`dist/${module}.d.ts`), `dist/${module}.d.ts`);

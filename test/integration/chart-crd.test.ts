@@ -7,6 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { parse } from "yaml";
 import { COMPONENTS, CRD } from "../../operator/crd.js";
 import { CRD_FILE } from "../../operator/crd-yaml.js";
+import { VERSION } from "../../services/core/version.js";
 import { celRules, openApiSchema, schemaNodes } from "../support/crd-schema.js";
 import { kubectl, startKubeApiServer, waitForCrds, type KubeApiServer } from "../support/kube.js";
 
@@ -103,7 +104,7 @@ describe("the Helm chart's CRD file on a real API server", () => {
     await kubectl(kube, ["apply", "-f", `${ROOT}operator/examples/minimal.yaml`]);
     const stored = JSON.parse(await kubectl(kube, ["get", "docservice", "docservice", "-o", "json"]));
     assert.deepStrictEqual(stored.spec, {
-      version: "0.1.0",
+      version: VERSION,
       image: "docservice/docservice",
       conversionImage: "docservice/docservice-conversion",
       components: Object.fromEntries(COMPONENTS.map((name) => [name, { replicas: 1 }])),

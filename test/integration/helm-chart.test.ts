@@ -3,8 +3,12 @@
 // the operator's ServiceAccount.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
+import { parse } from "yaml";
 import { cacheBin } from "../support/cache.js";
 import { kedaCrdsFile, kubectl, startKubeApiServer, type KubeApiServer } from "../support/kube.js";
 
@@ -22,6 +26,21 @@ describe("Helm chart", () => {
 
   test("helm lint passes", async () => {
     assert.match(await helm(["lint", CHART, "--kube-version", "1.34.0"]), /1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  test("the packaged chart carries the AGPL-3.0-only license text and says so in Chart.yaml", async () => {
+    const out = mkdtempSync(join(tmpdir(), "docservice-chart-"));
+    try {
+      await helm(["package", CHART, "--destination", out]);
+      const [archive] = readdirSync(out);
+      const chart = parse((await run("tar", ["-xzOf", join(out, archive), "docservice-operator/Chart.yaml"])).stdout) as { version: string; annotations: Record<string, string> };
+      assert.equal(archive, `docservice-operator-${chart.version}.tgz`);
+      assert.equal(chart.annotations["artifacthub.io/license"], "AGPL-3.0-only");
+      const license = (await run("tar", ["-xzOf", join(out, archive), "docservice-operator/LICENSE"], { maxBuffer: 1 << 20 })).stdout;
+      assert.equal(license, readFileSync(new URL("../../LICENSE", import.meta.url), "utf8"));
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 
   test("renders cluster-wide RBAC by default and one Role per watched namespace otherwise", async () => {

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { ConversionService } from "../../gen/es/docservice/v1/conversion_pb.js";
@@ -112,10 +112,10 @@ function dataDirFor(work: string, name: string): string {
   return dir;
 }
 
-function files(root: string, match: (name: string) => boolean, found: string[] = [], depth = 0): string[] {
+function files(root: string, match: (name: string, path: string) => boolean, found: string[] = [], depth = 0): string[] {
   for (const entry of readdirSync(root, { withFileTypes: true })) {
     const path = join(root, entry.name);
-    if (match(entry.name)) found.push(path);
+    if (match(entry.name, path)) found.push(path);
     if (entry.isDirectory() && depth < 12) files(path, match, found, depth + 1);
   }
   return found;
@@ -292,6 +292,44 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
     assert.ok(!existsSync(join(rootfs(core), "usr/lib/libreoffice")), "no LibreOffice in the core image");
     assert.ok(existsSync(join(rootfs(conversion), "usr/lib/libreoffice/program/soffice")));
     assert.ok(existsSync(join(rootfs(conversion), "opt/unoserver/bin/unoserver")));
+  });
+
+  test("licenses: AGPL-3.0-only DocService, the notices of every npm package in /app/node_modules, Node's license, every Debian package's copyright", () => {
+    const agpl = readFileSync(join(ROOT, "LICENSE"), "utf8");
+    assert.match(agpl, /GNU AFFERO GENERAL PUBLIC LICENSE\s+Version 3, 19 November 2007/);
+    for (const bundle of [core, conversion]) {
+      const root = rootfs(bundle);
+      assert.equal(bundle.image.Labels!["org.opencontainers.image.licenses"], "AGPL-3.0-only");
+      assert.equal(readFileSync(join(root, "app/LICENSE"), "utf8"), agpl);
+      const notices = readFileSync(join(root, "app/THIRD-PARTY-NOTICES"), "utf8");
+      const listed = new Set([...notices.matchAll(/^-{78}\n(\S+)\nLicense: /gm)].map((m) => m[1]));
+      // every package installed: a package.json right under a node_modules directory (node_modules/name, node_modules/@scope/name), nested ones included
+      const installed = files(join(root, "app/node_modules"), (name, path) => name === "package.json" && /\/node_modules\/(@[^/]+\/)?[^/@][^/]*\/package\.json$/.test(path))
+        .map((path) => JSON.parse(readFileSync(path, "utf8")) as { name?: string; version?: string })
+        .filter((pkg) => pkg.name && pkg.version)
+        .map((pkg) => `${pkg.name}@${pkg.version}`);
+      const unlisted = [...new Set(installed)].filter((id) => !listed.has(id));
+      assert.deepEqual(unlisted, [], "packages in /app/node_modules without a notice");
+      assert.ok(listed.has("@platformatic/kafka@2.12.1") && listed.size > 100, `${listed.size} packages listed`);
+      assert.match(readFileSync(join(root, "usr/local/share/doc/node/LICENSE"), "utf8"), /^Node\.js is licensed for use as follows:/);
+      // dpkg's database lists what is installed; each package's terms are its copyright file
+      const packages = [...readFileSync(join(root, "var/lib/dpkg/status"), "utf8").matchAll(/^Package: (\S+)$/gm)].map((m) => m[1]);
+      assert.ok(packages.length > 50, `${packages.length} Debian packages`);
+      const withoutCopyright = packages.filter((name) => {
+        const path = join(root, "usr/share/doc", name, "copyright");
+        return !existsSync(path) || statSync(path).size === 0;
+      });
+      assert.deepEqual(withoutCopyright, [], "Debian packages without a copyright file");
+    }
+    // unoserver's Python packages carry their licenses in their dist-info
+    const sitePackages = files(join(rootfs(conversion), "opt/unoserver"), (name, path) => name === "METADATA" && path.includes(".dist-info/"));
+    assert.ok(sitePackages.length > 0);
+    for (const metadata of sitePackages) {
+      const text = readFileSync(metadata, "utf8");
+      const distInfo = dirname(metadata);
+      const licenseFiles = files(distInfo, (name) => /^(LICEN[CS]E|COPYING)/i.test(name));
+      assert.ok(/^License(-Expression)?: \S/m.test(text) || /^Classifier: License ::/m.test(text) || licenseFiles.length > 0, `${distInfo} states no license`);
+    }
   });
 
   // The core image has no LibreOffice: its conversion is remote (the conversion

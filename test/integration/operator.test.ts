@@ -14,6 +14,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { CRD } from "../../operator/crd.js";
 import { CRD_FILE } from "../../operator/crd-yaml.js";
 import type { SizingProfile } from "../../operator/sizing.js";
+import { VERSION } from "../../services/core/version.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { kedaCrdsFile, kubectl, startKubeApiServer, waitForCrds, type KubeApiServer } from "../support/kube.js";
 import { waitFor } from "../support/wait.js";
@@ -111,7 +112,7 @@ describe("DocService operator", () => {
       const deployment = await get("deployment", `docservice-${component}`);
       assert.ok(deployment, component);
       assert.deepEqual(deployment.metadata.ownerReferences.map((o: any) => [o.kind, o.uid, o.controller]), [["DocService", resource.metadata.uid, true]]);
-      const image = component === "conversion" ? "docservice/docservice-conversion:0.1.0" : "docservice/docservice:0.1.0";
+      const image = component === "conversion" ? `docservice/docservice-conversion:${VERSION}` : `docservice/docservice:${VERSION}`;
       assert.equal(deployment.spec.template.spec.containers[0].image, image);
       assert.ok(await get("service", `docservice-${component}`), `service ${component}`);
       assert.ok(await get("networkpolicy", `docservice-${component}`), `network policy ${component}`);
