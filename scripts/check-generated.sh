@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when gen/ or the chart's CRD is not what `npm run generate` makes from proto/ and operator/crd.ts.
+# Fails when gen/, the chart's CRD or @docservice/client's OpenAPI document and types are not what
+# `npm run generate` makes from proto/, operator/crd.ts and the /v1 route tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +22,5 @@ if ! node --import tsx --test --test-reporter=dot operator/write-crd.test.ts >&2
   exit 1
 fi
 echo "the chart's CRD is up to date"
+node --import tsx scripts/write-openapi.ts --check
+echo "@docservice/client's OpenAPI document and types are up to date"

@@ -61,12 +61,16 @@ export interface ShippedPackage {
   licenseText?: string;
 }
 
-/** The production dependencies installed under `dir` (a directory with package.json and node_modules), its own package left out. */
-export async function shippedPackages(dir: string): Promise<ShippedPackage[]> {
+/**
+ * The production dependencies installed under `dir` (a directory with
+ * package.json and node_modules), its own package left out; with `all`, its
+ * devDependencies too (where the packages under clients/ find theirs).
+ */
+export async function shippedPackages(dir: string, all = false): Promise<ShippedPackage[]> {
   const own = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: string; version?: string };
   const found = await new Promise<checker.ModuleInfos>((resolve, reject) =>
     checker.init(
-      { start: dir, production: true, customPath: { licenses: "", repository: "", publisher: "", licenseFile: "", licenseText: "" } },
+      { start: dir, production: !all, customPath: { licenses: "", repository: "", publisher: "", licenseFile: "", licenseText: "" } },
       (error, packages) => (error ? reject(error) : resolve(packages)),
     ),
   );
@@ -174,9 +178,13 @@ async function check(root: string): Promise<number> {
       console.error(`✗ ${pkg.id}: ${problem}`);
     }
   }
+  const installed = await shippedPackages(root, true);
   for (const dir of clientPackageDirs(root)) {
     try {
-      packagesOf(shipped, dependencyClosure(join(root, dir)));
+      for (const pkg of packagesOf(installed, dependencyClosure(join(root, dir)))) {
+        const problem = licenseProblem(pkg);
+        if (problem) throw new Error(`${pkg.id}: ${problem}`);
+      }
     } catch (error) {
       problems++;
       console.error(`✗ ${dir}: ${(error as Error).message}`);
@@ -193,7 +201,7 @@ async function check(root: string): Promise<number> {
 /** The packages of `closure` (name@version ids) among those license-checker read; throws naming any it did not. */
 function packagesOf(shipped: ShippedPackage[], closure: Set<string>): ShippedPackage[] {
   const missing = [...closure].filter((id) => !shipped.some((pkg) => pkg.id === id));
-  if (missing.length > 0) throw new Error(`depends on ${missing.join(", ")}, not among the checked production dependencies`);
+  if (missing.length > 0) throw new Error(`depends on ${missing.join(", ")}, which license-checker did not find installed`);
   return shipped.filter((pkg) => closure.has(pkg.id));
 }
 
@@ -205,7 +213,7 @@ function packagesOf(shipped: ShippedPackage[], closure: Set<string>): ShippedPac
  */
 async function writeNotices(dir: string, installed: string, out: string): Promise<void> {
   // an install of its own holds exactly what ships (the image's pruned one); under the root, only the package's dependencies do
-  const shipped = installed === dir ? await shippedPackages(dir) : packagesOf(await shippedPackages(installed), dependencyClosure(dir));
+  const shipped = installed === dir ? await shippedPackages(dir) : packagesOf(await shippedPackages(installed, true), dependencyClosure(dir));
   const problems = shipped.flatMap((pkg) => {
     const problem = licenseProblem(pkg);
     return problem ? [`✗ ${pkg.id}: ${problem}`] : [];

@@ -4,6 +4,7 @@ import { extname } from "node:path";
 import { Option, type Command } from "commander";
 import { addFileCommand, type FileCommandFlags } from "./file-command.js";
 import { replaceExtension, writeOutput } from "./file-jobs.js";
+import { answerOf } from "./platform-options.js";
 
 interface AnnotateFlags extends FileCommandFlags {
   fields: string;
@@ -43,10 +44,13 @@ export function addAnnotateCommand(program: Command): void {
       return [flags.fields];
     },
     async run(client, job, flags) {
-      const answer = await client.json<{ document: { base64: string } }>("POST", `/v1/annotate?to=${flags.to}`, {
-        document: { base64: (await readFile(job.input)).toString("base64") },
-        fields,
-      });
+      const answer = await answerOf(
+        client.POST("/v1/annotate", {
+          params: { query: { to: flags.to } },
+          // the fields file is the platform's to judge: a field it does not take is a 400 naming it
+          body: { document: { base64: (await readFile(job.input)).toString("base64") }, fields: fields as never },
+        }),
+      );
       await writeOutput(job.output, Buffer.from(answer.document.base64, "base64"));
       return `→ ${job.output}`;
     },

@@ -3,8 +3,10 @@ import { basename, extname } from "node:path";
 import { Option, type Command } from "commander";
 import { addFileCommand, type FileCommandFlags } from "./file-command.js";
 import { replaceExtension, writeOutput } from "./file-jobs.js";
+import { answerOf } from "./platform-options.js";
 
-const SOURCES = ["docx", "doc", "odt", "rtf", "txt", "html", "md"];
+const SOURCES = ["docx", "doc", "odt", "rtf", "txt", "html", "md"] as const;
+type Source = (typeof SOURCES)[number];
 
 interface ConvertFlags extends FileCommandFlags {
   to: "pdf" | "docx";
@@ -25,14 +27,15 @@ export function addConvertCommand(program: Command): void {
       new Option("--pdfa <level>", "PDF/A conformance of the PDF").choices(["2b", "3b"]),
       new Option("--pdfua", "a tagged, accessible PDF/UA").default(false),
     ],
-    accepts: (name, flags) => SOURCES.includes(sourceOf(name)) && !(flags.to === "docx" && sourceOf(name) === "docx"),
+    accepts: (name, flags) => (SOURCES as readonly string[]).includes(sourceOf(name)) && !(flags.to === "docx" && sourceOf(name) === "docx"),
     outputName: (name, flags) => replaceExtension(name, `.${flags.to}`),
     async run(client, job, flags) {
-      const query = new URLSearchParams({ from: sourceOf(job.input), to: flags.to });
-      if (flags.pdfa) query.set("pdfa", flags.pdfa);
-      if (flags.pdfua) query.set("pdfua", "true");
-      const output = await client.upload(`/v1/convert?${query}`, await readFile(job.input), basename(job.input));
-      await writeOutput(job.output, output);
+      const form = new FormData();
+      form.append("file", new Blob([new Uint8Array(await readFile(job.input))]), basename(job.input));
+      const query = { from: sourceOf(job.input) as Source, to: flags.to, ...(flags.pdfa ? { pdfa: flags.pdfa } : {}), ...(flags.pdfua ? { pdfua: "true" as const } : {}) };
+      // multipart as FormData builds it (the typed body describes its parts); the answer is the file's bytes
+      const output = await answerOf(client.POST("/v1/convert", { params: { query }, body: form as never, bodySerializer: (body: unknown) => body as FormData, parseAs: "arrayBuffer" }));
+      await writeOutput(job.output, Buffer.from(output));
       return `→ ${job.output}`;
     },
   });

@@ -5,14 +5,14 @@
  * e-mail. `npx docservice --help` lists the commands.
  */
 import { Command, CommanderError } from "commander";
-import { VERSION } from "../../services/core/version.js";
+import manifest from "./package.json" with { type: "json" };
 import { addAnnotateCommand } from "./annotate-command.js";
 import { addConvertCommand } from "./convert-command.js";
 import { addKeysCommand } from "./keys-command.js";
 import { addSignCommand } from "./sign-command.js";
 import { addVerifyCommand } from "./verify-command.js";
 
-const program = new Command("docservice").description("DocService from the command line: convert, sign, verify and fill documents, get an API key").version(VERSION).exitOverride();
+const program = new Command("docservice").description("DocService from the command line: convert, sign, verify and fill documents, get an API key").version(manifest.version).exitOverride();
 addConvertCommand(program);
 addSignCommand(program);
 addVerifyCommand(program);

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { planJobs, type FileJob } from "./file-jobs.js";
 import { concurrencyFor, platformClient, positiveInteger, withPlatformOptions, type PlatformFlags } from "./platform-options.js";
-import type { PlatformClient } from "./platform-client.js";
+import type { DocServiceClient } from "../client/index.js";
 import { runJobs } from "./run-jobs.js";
 
 export interface FileCommandFlags extends PlatformFlags {
@@ -22,7 +22,7 @@ export interface FileCommandSpec<Flags extends FileCommandFlags> {
   /** Reads what every job needs besides its input (failing before any job runs); returns the files it read. */
   prepare?(flags: Flags): string[];
   /** Does one file's work and writes its output; returns a few words for its line. */
-  run(client: PlatformClient, job: FileJob, flags: Flags): Promise<string>;
+  run(client: DocServiceClient, job: FileJob, flags: Flags): Promise<string>;
 }
 
 /**

@@ -3,6 +3,7 @@ import { extname } from "node:path";
 import { Option, type Command } from "commander";
 import { addFileCommand, type FileCommandFlags } from "./file-command.js";
 import { replaceExtension, writeOutput } from "./file-jobs.js";
+import { answerOf } from "./platform-options.js";
 import { SignClaims } from "./sign-claim.js";
 
 const SIGNED = ".signed.pdf";
@@ -10,7 +11,7 @@ const SIGNED = ".signed.pdf";
 interface SignFlags extends FileCommandFlags {
   signerName: string;
   signerEmail: string;
-  level?: string;
+  level?: "B-B" | "B-T" | "B-LT" | "B-LTA";
   certificatePage: boolean;
 }
 
@@ -33,13 +34,17 @@ export function addSignCommand(program: Command): void {
       const options = { signer: { name: flags.signerName, email: flags.signerEmail }, certificate: { enabled: flags.certificatePage }, ...(flags.level ? { level: flags.level } : {}) };
       const claims = new SignClaims(job.output);
       const claim = await claims.take(document, options);
-      const answer = await client.json<{ document: { base64: string } }>("POST", "/v1/sign", {
-        document: { base64: document.toString("base64") },
-        ...options,
-        // what this run saw of the signer: they submitted the document by running the command
-        auditTrail: [{ type: "submit", timestamp: claim.submittedAt }],
-        eventId: claim.eventId,
-      });
+      const answer = await answerOf(
+        client.POST("/v1/sign", {
+          body: {
+            document: { base64: document.toString("base64") },
+            ...options,
+            // what this run saw of the signer: they submitted the document by running the command
+            auditTrail: [{ type: "submit", timestamp: claim.submittedAt }],
+            eventId: claim.eventId,
+          },
+        }),
+      );
       await writeOutput(job.output, Buffer.from(answer.document.base64, "base64"));
       await claims.release();
       return `→ ${job.output}`;

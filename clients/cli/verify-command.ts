@@ -3,12 +3,7 @@ import { extname } from "node:path";
 import type { Command } from "commander";
 import { addFileCommand, type FileCommandFlags } from "./file-command.js";
 import { replaceExtension, writeOutput } from "./file-jobs.js";
-
-interface Verification {
-  valid: boolean;
-  reason: string;
-  signers: Array<{ name?: string; indication?: string }>;
-}
+import { answerOf } from "./platform-options.js";
 
 /**
  * docservice verify: each signed PDF checked by /v1/verify; the answer is
@@ -23,7 +18,7 @@ export function addVerifyCommand(program: Command): void {
     accepts: (name) => extname(name).toLowerCase() === ".pdf",
     outputName: (name) => replaceExtension(name, ".verify.json"),
     async run(client, job) {
-      const answer = await client.json<Verification>("POST", "/v1/verify", { document: { base64: (await readFile(job.input)).toString("base64") } });
+      const answer = await answerOf(client.POST("/v1/verify", { body: { document: { base64: (await readFile(job.input)).toString("base64") } } }));
       if (!answer.valid) throw new Error(`not valid: ${answer.reason}`);
       await writeOutput(job.output, `${JSON.stringify(answer, null, 2)}\n`);
       return `valid: ${answer.signers.map((s) => `${s.name ?? "?"}${s.indication ? ` (${s.indication})` : ""}`).join(", ")}`;

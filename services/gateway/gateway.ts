@@ -60,6 +60,11 @@ export interface RunningGateway {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** Every /v1 route the gateway serves: /v1/health and the modules' (also what /openapi.json describes). */
+export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "capacity">, startedAt: number): Route[] {
+  return [healthRoute(deps.backends, startedAt, deps.capacity), ...deps.routes];
+}
+
 /**
  * The public HTTP server: the modules' /v1 JSON routes and /v1/health,
  * Connect and gRPC-Web for the modules' services, /openapi.json and /metrics.
@@ -68,7 +73,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { settings, logger, credentials } = deps;
   const startedAt = Date.now();
-  const routes = [healthRoute(deps.backends, startedAt, deps.capacity), ...deps.routes];
+  const routes = gatewayRoutes(deps, startedAt);
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));

@@ -13,15 +13,16 @@
 // using it to validate or assist a competing product (its sections 1.4, 1.6
 // and 3(e)-(f)), so it is neither installed nor run here.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { computeDocumentId, COMMUNITY_LICENSE_KEY } from "../../clients/telemetry/index.js";
 import { launchBrowser } from "../support/browser.js";
-import { bundleForBrowser, serveStatic, type StaticSite } from "../support/browser-page.js";
+import { bundleForBrowser, bundleWithRollup, serveStatic, type StaticSite } from "../support/browser-page.js";
 import { corpusFile } from "../support/corpus.js";
-import { installPackedTelemetryClient, type PackedTelemetryClient } from "../support/packed-telemetry-client.js";
+import { installPackedTelemetryClient, telemetryManifest, type PackedPackage } from "../support/packed-package.js";
 import { startPlatform, type Platform } from "../support/platform.js";
 import { ADMIN_TOKEN, collect, registerLicenseKey, usage, usageWhen } from "../support/usage-reports.js";
 
@@ -66,6 +67,10 @@ const PAGE = `<!doctype html>
       createUsageTracker({ telemetry: { endpoint: collector + "/v1/collect", metadata, debug } }).trackOpen(bytes);
     }
     return { kinds: Object.keys(kinds), heard };
+  };
+  window.trackOnce = async (collector, licenseKey) => {
+    const bytes = new Uint8Array(await (await fetch("/document.docx")).arrayBuffer());
+    return createUsageTracker({ licenseKey, telemetry: { endpoint: collector + "/v1/collect" } }).trackOpen(bytes)?.documentId;
   };
   // The reference editor's report, byte for byte as DESIGN.md records it (superdocVersion, origin-only
   // currentUrl, metadata as configured, documentCreatedAt null, no keepalive), its documentId the
@@ -134,7 +139,7 @@ const HEARD: Record<string, string[]> = {
 };
 
 describe("the packed telemetry client in Chromium against the real /v1/collect: every kind of metadata", { timeout: 300_000 }, () => {
-  let packed: PackedTelemetryClient;
+  let packed: PackedPackage;
   let platform: Platform;
   let site: StaticSite;
   let browser: Browser;
@@ -147,9 +152,14 @@ describe("the packed telemetry client in Chromium against the real /v1/collect: 
       launchBrowser().then((launched) => (browser = launched)),
     ]);
     const bundle = await bundleForBrowser(pathToFileURL(join(installed.installed, "dist", "index.js")));
+    // a consumer's own bundle: Rollup resolving the package by name from the project it is installed in
+    writeFileSync(join(installed.project, "entry.js"), `export * from "${telemetryManifest.name}";\n`);
+    const rollupBundle = await bundleWithRollup(join(installed.project, "entry.js"));
     site = await serveStatic({
       "/": { type: "text/html; charset=utf-8", body: PAGE },
+      "/rollup.html": { type: "text/html; charset=utf-8", body: PAGE.replace('from "/telemetry.js"', 'from "/telemetry-rollup.js"') },
       "/telemetry.js": { type: "text/javascript; charset=utf-8", body: bundle },
+      "/telemetry-rollup.js": { type: "text/javascript; charset=utf-8", body: rollupBundle },
       "/document.docx": { type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", body: docx },
       "/unstamped.docx": { type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", body: corpusFile(UNSTAMPED) },
     });
@@ -195,6 +205,21 @@ describe("the packed telemetry client in Chromium against the real /v1/collect: 
     const day = new Date().toISOString().slice(0, 10);
     const counted = await usageWhen(platform.base, COMMUNITY_LICENSE_KEY, { from: day, to: day }, (body) => body.opens >= kinds.length);
     assert.deepEqual({ documents: counted.documents, opens: counted.opens }, { documents: 1, opens: kinds.length }, `one file, ${computeDocumentId(docx).documentId}, opened with every kind of metadata`);
+  });
+
+  test("bundled by Rollup from the installed package, it reports an open that counts once under its license key", async () => {
+    const licenseKey = await registerLicenseKey(platform.base, "rollup bundle");
+    const page: Page = await (await browser.newContext()).newPage();
+    const pageErrors: Error[] = [];
+    page.on("pageerror", (error) => pageErrors.push(error));
+    await page.goto(`${site.origin}/rollup.html`);
+    await page.waitForFunction("document.body.dataset.ready");
+    const documentId = await page.evaluate(`window.trackOnce(${JSON.stringify(platform.base)}, ${JSON.stringify(licenseKey)})`);
+    assert.deepEqual(pageErrors, []);
+    assert.equal(documentId, computeDocumentId(docx).documentId);
+    const day = new Date().toISOString().slice(0, 10);
+    const counted = await usageWhen(platform.base, licenseKey, { from: day, to: day }, (body) => body.opens >= 1);
+    assert.deepEqual({ documents: counted.documents, opens: counted.opens }, { documents: 1, opens: 1 });
   });
 
   test("the reference editor's reports, given our session's id as documents[].id and its exports stamped, count one document per file state, nested and null metadata included", async () => {

@@ -1,12 +1,14 @@
 /**
- * What the browser tests serve: a module bundled for the browser with esbuild,
- * in memory, and a loopback static site (its own origin) holding a test page
- * and its files. Not a test file itself.
+ * What the browser tests serve: a module bundled for the browser with esbuild
+ * or Rollup, in memory, and a loopback static site (its own origin) holding a
+ * test page and its files. Not a test file itself.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import { nodeResolve } from "@rollup/plugin-node-resolve";
 import { build } from "esbuild";
+import { rollup } from "rollup";
 
 /** One ESM file for the browser holding `entry` and everything it imports. */
 export async function bundleForBrowser(entry: URL): Promise<string> {
@@ -20,6 +22,28 @@ export async function bundleForBrowser(entry: URL): Promise<string> {
     logLevel: "silent",
   });
   return result.outputFiles[0]!.text;
+}
+
+/**
+ * One ES module for the browser holding `entry` (a file path) and what it
+ * imports, as Rollup bundles it with Node's package resolution from the
+ * entry's directory (browser fields preferred). A warning fails the bundle:
+ * a package that bundles only with warnings does not bundle cleanly.
+ */
+export async function bundleWithRollup(entry: string): Promise<string> {
+  const bundle = await rollup({
+    input: entry,
+    plugins: [nodeResolve({ browser: true })],
+    onwarn: (warning) => {
+      throw new Error(`rollup: ${warning.message}`);
+    },
+  });
+  try {
+    const { output } = await bundle.generate({ format: "es" });
+    return output[0].code;
+  } finally {
+    await bundle.close();
+  }
 }
 
 export interface StaticFile {
