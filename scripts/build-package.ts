@@ -77,7 +77,7 @@ if (bin) {
   runOrExit("tsc -p tsconfig.build.json", [createRequire(import.meta.url).resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"]);
 }
 
-runOrExit("writing the third-party notices", ["--import", "tsx", join(root, "scripts/third-party-licenses.ts"), "notices", packageDir, join(dist, "THIRD-PARTY-NOTICES"), root]);
+runOrExit("writing the third-party notices", ["--import", "tsx", join(root, "scripts/third-party-licenses.ts"), "notices", packageDir, join(dist, "THIRD-PARTY-NOTICES"), "--installed", root]);
 copyFileSync(join(root, "LICENSE"), join(packageDir, "LICENSE"));
 
 console.error(`${basename(packageDir)}/dist: ${readdirSync(dist).sort().join(", ")}`);

@@ -18,8 +18,20 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const out = resolve(ROOT, process.argv[2] ?? "dist");
-/** Files the compiled code reads relative to its own location (source path, relative to the root). */
-const ASSETS = ["loadtest/sizing-profile.json"];
+/**
+ * Files the compiled code reads relative to its own location (source path,
+ * relative to the root): the operator's sizing profile, and the API reference
+ * page's renderer, a browser bundle from a devDependency that the gateway
+ * finds with Node's resolution from dist/ (its license and its list of what it
+ * bundles go along; the images' notices include them).
+ */
+const ASSETS = [
+  "loadtest/sizing-profile.json",
+  "node_modules/redoc/package.json",
+  "node_modules/redoc/LICENSE",
+  "node_modules/redoc/bundles/redoc.standalone.js",
+  "node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt",
+];
 
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 

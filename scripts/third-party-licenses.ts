@@ -6,18 +6,21 @@
  *
  *   npm run licenses                  check the root's production dependencies (the images' /app/node_modules)
  *                                     and those of each package under clients/
- *   npm run licenses -- notices DIR OUT [INSTALLED]
+ *   npm run licenses -- notices DIR OUT [--installed INSTALLED] [--bundled BUILD]
  *                                     write OUT, the third-party notices of the production dependencies of the
- *                                     package in DIR, as installed under INSTALLED (default: DIR)
+ *                                     package in DIR, as installed under INSTALLED (default: DIR), and of the
+ *                                     packages a build copied into BUILD/node_modules (browser bundles the
+ *                                     gateway serves), each with its license and the list of what it bundles
  *
  * A package whose license is missing, only guessed from a README, or not in
  * ALLOWED fails the check. A package that ships no license file gets the
  * standard text of its license (spdx-license-list) in the notices, marked as such.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import * as checker from "license-checker-rseidelsohn";
 import spdxLicenses from "spdx-license-list/full.js";
 import satisfies from "spdx-satisfies";
@@ -85,6 +88,38 @@ export async function shippedPackages(dir: string, all = false): Promise<Shipped
       licenseText: entry.licenseFile && !/readme/i.test(entry.licenseFile) ? entry.licenseText : undefined,
     }))
     .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/**
+ * The packages a build copied into `build`/node_modules (only the files it
+ * serves): each one's license from its package.json, its LICENSE, and the
+ * `*.LICENSE.txt` lists its bundles carry of what they hold.
+ */
+export function bundledPackages(build: string): ShippedPackage[] {
+  const modules = join(build, "node_modules");
+  if (!existsSync(modules)) return [];
+  const dirs = readdirSync(modules).flatMap((name) => (name.startsWith("@") ? readdirSync(join(modules, name)).map((inner) => join(name, inner)) : [name]));
+  return dirs.map((name) => {
+    const dir = join(modules, name);
+    const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name: string; version: string; license?: string; repository?: string | { url?: string } };
+    const texts = filesUnder(dir)
+      .filter((path) => /(^|\/)(LICEN[CS]E(\.md|\.txt)?|[^/]+\.LICENSE\.txt)$/i.test(path))
+      .sort()
+      .map((path) => readFileSync(join(dir, path), "utf8").trim());
+    return {
+      id: `${manifest.name}@${manifest.version}`,
+      license: manifest.license ?? "UNKNOWN",
+      repository: typeof manifest.repository === "string" ? manifest.repository : manifest.repository?.url,
+      licenseText: texts.length > 0 ? texts.join("\n\n") : undefined,
+    };
+  });
+}
+
+/** Paths of the files under `dir`, relative to it. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1));
 }
 
 /** Why the package may not ship, or undefined when it may. */
@@ -211,9 +246,10 @@ function packagesOf(shipped: ShippedPackage[], closure: Set<string>): ShippedPac
  * pruned install (everything installed there), the checkout's root for a
  * package under clients/ (its dependencies among the root's).
  */
-async function writeNotices(dir: string, installed: string, out: string): Promise<void> {
+async function writeNotices(dir: string, installed: string, out: string, bundled?: string): Promise<void> {
   // an install of its own holds exactly what ships (the image's pruned one); under the root, only the package's dependencies do
-  const shipped = installed === dir ? await shippedPackages(dir) : packagesOf(await shippedPackages(installed, true), dependencyClosure(dir));
+  const installedPackages = installed === dir ? await shippedPackages(dir) : packagesOf(await shippedPackages(installed, true), dependencyClosure(dir));
+  const shipped = [...installedPackages, ...(bundled ? bundledPackages(bundled) : [])];
   const problems = shipped.flatMap((pkg) => {
     const problem = licenseProblem(pkg);
     return problem ? [`✗ ${pkg.id}: ${problem}`] : [];
@@ -226,13 +262,14 @@ async function writeNotices(dir: string, installed: string, out: string): Promis
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  const [command = "check", dir, out, installed] = process.argv.slice(2);
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { installed: { type: "string" }, bundled: { type: "string" } } });
+  const [command = "check", dir, out] = positionals;
   if (command === "check") {
     process.exitCode = await check(root);
   } else if (command === "notices" && dir && out) {
-    await writeNotices(dir, installed ?? dir, out);
+    await writeNotices(dir, values.installed ?? dir, out, values.bundled);
   } else {
-    console.error("usage: npm run licenses [-- check | -- notices DIR OUT [INSTALLED]]");
+    console.error("usage: npm run licenses [-- check | -- notices DIR OUT [--installed INSTALLED] [--bundled BUILD]]");
     process.exit(2);
   }
 }

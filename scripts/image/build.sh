@@ -163,7 +163,7 @@ if [[ ! -f "$MODULES/.done" ]]; then
   find "$MODULES/node_modules" -type d -empty -delete
   [[ -f "$MODULES/node_modules/pkcs11js/build/Release/pkcs11.node" ]] || die "pkcs11js has no native build in the production node_modules"
   # The notices of exactly what ships; a license that may not ship with AGPL-3.0 code stops the build.
-  (cd "$SRC" && bash scripts/with-node.sh node --import tsx scripts/third-party-licenses.ts notices "$MODULES" "$MODULES/THIRD-PARTY-NOTICES" >&2)
+  (cd "$SRC" && bash scripts/with-node.sh node --import tsx scripts/third-party-licenses.ts notices "$MODULES" "$MODULES/THIRD-PARTY-NOTICES" --bundled "$SRC/dist" >&2)
   find "$MODULES" -mindepth 1 -maxdepth 1 ! -name node_modules ! -name THIRD-PARTY-NOTICES -exec rm -rf {} +
   touch "$MODULES/.done"
   find "$WORK" -mindepth 1 -maxdepth 1 -name 'modules-*' ! -path "$MODULES" -exec rm -rf {} +

@@ -22,6 +22,7 @@ import { applyConnectionLimits, type ConnectionLimits } from "./connection-limit
 import { healthRoute } from "./health-route.js";
 import { MemoryBudget, memoryBudgetBytes } from "./memory-budget.js";
 import { GatewayMetrics } from "./metrics.js";
+import { apiReferenceFiles } from "./api-reference.js";
 import { openApiDocument } from "./openapi.js";
 import { inRequestScope } from "./request-scope.js";
 
@@ -67,7 +68,7 @@ export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "c
 
 /**
  * The public HTTP server: the modules' /v1 JSON routes and /v1/health,
- * Connect and gRPC-Web for the modules' services, /openapi.json and /metrics.
+ * Connect and gRPC-Web for the modules' services, /openapi.json, its reference page /docs, and /metrics.
  * It hosts; what each route and RPC does is its module's.
  */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
@@ -77,6 +78,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
+  const apiReference = apiReferenceFiles();
   const metrics = new GatewayMetrics();
   const procedures = new Set(deps.bridges.flatMap((bridge) => bridgedMethods(bridge).map((method) => `/${bridge.descriptor.typeName}/${method.name}`)));
   const grpcOnly = grpcOnlyMethods(deps.bridges);
@@ -143,7 +145,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     const pathname = queryAt < 0 ? target : target.slice(0, queryAt);
     const candidates = routesByPath.get(pathname);
     const route = candidates?.find((r) => r.method === request.method);
-    const label = candidates || procedures.has(pathname) || grpcOnly.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" ? pathname : "unmatched";
+    const label =
+      candidates || procedures.has(pathname) || grpcOnly.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" || Object.hasOwn(apiReference, pathname) ? pathname : "unmatched";
     inFlight++;
     metrics.inFlight.inc();
     if (closing) response.setHeader("Connection", "close");
@@ -190,6 +193,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     response.setHeader("X-Request-Id", requestId);
     if (pathname === "/openapi.json" && request.method === "GET") {
       response.writeHead(200, { "Content-Type": "application/json; charset=utf-8" }).end(openApi);
+    } else if (Object.hasOwn(apiReference, pathname) && request.method === "GET") {
+      const file = apiReference[pathname]!;
+      response.writeHead(200, { "Content-Type": file.contentType, ...file.headers }).end(file.body);
     } else if (pathname === "/metrics" && request.method === "GET") {
       // merged per scrape: backend metrics may be registered after the gateway started
       const exposed = Registry.merge([metrics.registry, serviceMetrics]);

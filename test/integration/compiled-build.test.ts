@@ -121,6 +121,10 @@ describe("compiled build (npm run build, plain node, no tsx, writes only to the 
     const health = await call(base, "/v1/health");
     assert.equal(health.status, 200);
     assert.equal(health.body.status, "ok", JSON.stringify(health.body));
+    // the API reference page's renderer, found in the build's own copy (dist/node_modules/redoc), not the checkout's
+    const renderer = await fetch(`${base}/docs/redoc.standalone.js`);
+    assert.equal(renderer.status, 200);
+    assert.deepEqual(Buffer.from(await renderer.arrayBuffer()), readFileSync(join(app, "dist/node_modules/redoc/bundles/redoc.standalone.js")));
 
     const apiKey = await issueKeyFromOutbox({ base, dataDir }, "compiled@example.test");
     assert.match(apiKey, /^dsk_/);

@@ -304,13 +304,16 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
       const notices = readFileSync(join(root, "app/THIRD-PARTY-NOTICES"), "utf8");
       const listed = new Set([...notices.matchAll(/^-{78}\n(\S+)\nLicense: /gm)].map((m) => m[1]));
       // every package installed: a package.json right under a node_modules directory (node_modules/name, node_modules/@scope/name), nested ones included
-      const installed = files(join(root, "app/node_modules"), (name, path) => name === "package.json" && /\/node_modules\/(@[^/]+\/)?[^/@][^/]*\/package\.json$/.test(path))
+      // (the API reference page's renderer, copied into dist/node_modules by the build, included)
+      const installed = [join(root, "app/node_modules"), join(root, "app/dist/node_modules")]
+        .flatMap((modules) => files(modules, (name, path) => name === "package.json" && /\/node_modules\/(@[^/]+\/)?[^/@][^/]*\/package\.json$/.test(path)))
         .map((path) => JSON.parse(readFileSync(path, "utf8")) as { name?: string; version?: string })
         .filter((pkg) => pkg.name && pkg.version)
         .map((pkg) => `${pkg.name}@${pkg.version}`);
       const unlisted = [...new Set(installed)].filter((id) => !listed.has(id));
       assert.deepEqual(unlisted, [], "packages in /app/node_modules without a notice");
       assert.ok(listed.has("@platformatic/kafka@2.12.1") && listed.size > 100, `${listed.size} packages listed`);
+      assert.match(notices, /^redoc@[\d.]+\nLicense: MIT\n[\s\S]*ReDoc - OpenAPI\/Swagger-generated API Reference Documentation/m, "the renderer's bundle and what it holds");
       assert.match(readFileSync(join(root, "usr/local/share/doc/node/LICENSE"), "utf8"), /^Node\.js is licensed for use as follows:/);
       // dpkg's database lists what is installed; each package's terms are its copyright file
       const packages = [...readFileSync(join(root, "var/lib/dpkg/status"), "utf8").matchAll(/^Package: (\S+)$/gm)].map((m) => m[1]);
@@ -356,6 +359,8 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
       assert.equal(health.body.status, "degraded", JSON.stringify(health.body));
       assert.equal(health.body.backends.conversion.status, "down");
       for (const backend of ["keys", "signing", "telemetry"]) assert.equal(health.body.backends[backend].status, "ok", backend);
+      // the API reference page and its renderer, from the image's own build
+      for (const path of ["/docs", "/docs/redoc.standalone.js"]) assert.equal((await fetch(`${base}${path}`)).status, 200, path);
 
       const platform: Pick<Platform, "base" | "dataDir"> = { base, dataDir };
       const apiKey = await issueKeyFromOutbox(platform, "image-core@example.test");
