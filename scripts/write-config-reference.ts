@@ -1,8 +1,8 @@
 /**
- * Writes README.md's configuration reference from the variables the platform
- * declares (services/configuration.ts), between its two markers; with --check,
- * fails when the README is not what it would write. `npm run generate` writes
- * it, and test/readme.test.ts checks it.
+ * Writes the configuration reference of docs/configuration.md from the
+ * variables the platform declares (services/configuration.ts), between its two
+ * markers; with --check, fails when the page is not what it would write.
+ * `npm run generate` writes it, and test/configuration-reference.test.ts checks it.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { CONFIGURATION_SECTIONS } from "../services/configuration.js";
@@ -19,19 +19,21 @@ export function configurationReference(): string {
   return [START, ...sections, END].join("\n\n");
 }
 
-/** The README with its reference replaced by `reference`. */
-export function withReference(readme: string, reference: string): string {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md has no configuration reference between "${START}" and "${END}"`);
-  return readme.slice(0, start) + reference + readme.slice(end + END.length);
+/** The page where the reference is written. */
+export const REFERENCE_PAGE = new URL("../docs/configuration.md", import.meta.url);
+
+/** The page with its reference replaced by `reference`. */
+export function withReference(page: string, reference: string): string {
+  const start = page.indexOf(START);
+  const end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`docs/configuration.md has no configuration reference between "${START}" and "${END}"`);
+  return page.slice(0, start) + reference + page.slice(end + END.length);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const path = new URL("../README.md", import.meta.url);
-  const readme = readFileSync(path, "utf8");
-  const written = withReference(readme, configurationReference());
+  const page = readFileSync(REFERENCE_PAGE, "utf8");
+  const written = withReference(page, configurationReference());
   if (process.argv.includes("--check")) {
-    if (written !== readme) throw new Error("README.md's configuration reference is out of date: run `npm run generate`.");
-  } else writeFileSync(path, written);
+    if (written !== page) throw new Error("docs/configuration.md's reference is out of date: run `npm run generate`.");
+  } else writeFileSync(REFERENCE_PAGE, written);
 }
