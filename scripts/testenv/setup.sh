@@ -32,6 +32,13 @@ setup_pdf_tools() {
   report pdftotext "$(pdftotext -v 2>&1 | awk 'NR==1{print $3}')" "$(command -v pdftotext)"
 }
 
+# What the docs' shell examples call (test/docs-examples.test.ts runs them).
+setup_doc_tools() {
+  apt_install curl jq
+  report curl "$(curl --version | awk 'NR==1{print $2}')" "$(command -v curl)"
+  report jq "$(jq --version | sed 's/^jq-//')" "$(command -v jq)"
+}
+
 setup_redis() {
   if ! command -v redis-server >/dev/null; then
     apt_install redis-server
@@ -104,6 +111,7 @@ setup_softhsm() {
 
 bash "$HERE/../install/runtime.sh"
 setup_pdf_tools
+setup_doc_tools
 setup_redis
 setup_mailpit
 setup_gotenberg

@@ -6,36 +6,26 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startPlatform, type Platform } from "../support/platform.js";
 import { textPdf } from "../support/pdf-fixtures.js";
+import { startPkiPlatform, type PkiPlatform } from "../support/pki-platform.js";
+import type { Platform } from "../support/platform.js";
 import { postJson, signBody, signedPdfOf } from "../support/sign-requests.js";
-import { startTestPki, type TestPki } from "../support/test-pki.js";
-import { startTestTsa, type TestTsa } from "../support/tsa.js";
+import type { TestPki } from "../support/test-pki.js";
+import type { TestTsa } from "../support/tsa.js";
 
 describe("long-term signatures over /v1", () => {
+  let started: PkiPlatform;
   let pki: TestPki;
   let tsa: TestTsa;
   let platform: Platform;
 
   before(async () => {
-    pki = await startTestPki();
-    tsa = await startTestTsa({ signer: pki.tsa });
-    platform = await startPlatform({
-      SIGNING_KEY_FILE: pki.signerA.key,
-      SIGNING_CERTIFICATE_FILE: pki.signerA.cert,
-      SIGNING_CHAIN_FILE: pki.signerA.chain,
-      SIGNING_TSA_URL: tsa.url,
-      SIGNING_LEVEL: "B-LT",
-      SIGNING_TRUST_ANCHORS: pki.root.cert,
-      DOCUMENT_FETCH_ALLOW_HOSTS: "127.0.0.1",
-      CONVERSION_POOL_SIZE: "1",
-    });
+    started = await startPkiPlatform({ SIGNING_LEVEL: "B-LT", CONVERSION_POOL_SIZE: "1" });
+    ({ pki, tsa, platform } = started);
   });
 
   after(async () => {
-    await platform?.stop();
-    await tsa?.stop();
-    await pki?.stop();
+    await started?.stop();
   });
 
   const post = (path: string, body: unknown) => postJson(platform.base, path, body, platform.apiKey);
