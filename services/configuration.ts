@@ -13,7 +13,7 @@ export const CONFIGURATION_SECTIONS: readonly { title: string; variables: Record
   { title: "Telemetry module and aggregator", variables: TELEMETRY_VARIABLES },
 ];
 
-/** Every setting of the platform. README.md's configuration reference is generated from them (scripts/write-config-reference.ts). */
+/** Every setting of the platform. docs/configuration.md's reference is generated from them (scripts/write-config-reference.ts). */
 export const VARIABLES = { ...PLATFORM_VARIABLES, ...KEYS_VARIABLES, ...CONVERSION_VARIABLES, ...SIGNING_VARIABLES, ...TELEMETRY_VARIABLES };
 
 export type Config = ConfigOf<typeof VARIABLES>;

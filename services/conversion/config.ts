@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { type ConfigOf, expandHome, optionalText, positiveInt, variable } from "../core/config.js";
 
-/** Conversion: the LibreOffice pool or Gotenberg, and the limits of a document. README.md's configuration table lists each one (a test checks). */
+/** Conversion: the LibreOffice pool or Gotenberg, and the limits of a document. docs/configuration.md's reference lists each one (a test checks). */
 export const CONVERSION_VARIABLES = {
   conversionBackend: variable("CONVERSION_BACKEND", z.enum(["local", "gotenberg"]), "local", "DOCX → PDF backend: local (warm LibreOffice pool) or gotenberg."),
   gotenbergUrl: variable("GOTENBERG_URL", z.url({ protocol: /^https?$/ }).optional(), undefined, "Gotenberg 8 base URL, e.g. http://gotenberg:3000 (with CONVERSION_BACKEND=gotenberg)."),

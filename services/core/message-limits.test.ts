@@ -16,7 +16,7 @@ describe("MessageLimits", () => {
     assert.deepEqual(Object.keys(ROUTE_CARRIES).sort(), bodyRoutes.sort());
   });
 
-  test("a document's methods get the document as base64 and their overhead; the others a few KB (the README's figures)", () => {
+  test("a document's methods get the document as base64 and their overhead; the others a few KB (the figures of docs/operations/security.md)", () => {
     assert.equal(limits.rpc("docservice.v1.SigningService", "Sign"), 39_245_144);
     assert.equal(limits.route("POST", "/v1/sign"), 39_245_144);
     assert.equal(limits.rpc("docservice.v1.AnnotationService", "Annotate"), 68_506_968);

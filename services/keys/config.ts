@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type ConfigOf, boolean, optionalText, port, positiveInt, rate, secret, variable } from "../core/config.js";
 
-/** API keys by e-mail: the store, the mail, the codes and the rate limits. README.md's configuration table lists each one (a test checks). */
+/** API keys by e-mail: the store, the mail, the codes and the rate limits. docs/configuration.md's reference lists each one (a test checks). */
 export const KEYS_VARIABLES = {
   keysServiceAddress: variable("KEYS_SERVICE_ADDR", optionalText, undefined, "host:port of KeyService for a gateway started alone (unset there: its routes answer 503)."),
   smtpHost: variable("SMTP_HOST", optionalText, undefined, "SMTP server for e-mail; unset means .eml files in the outbox/ folder of the data directory."),

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { SIGNATURE_LEVELS } from "./model.js";
 import { type ConfigOf, optionalText, positiveInt, secret, variable } from "../core/config.js";
 
-/** Signing: the key (a file or PKCS#11), the workers, the time-stamping authority and the limits of a request. README.md's configuration table lists each one (a test checks). */
+/** Signing: the key (a file or PKCS#11), the workers, the time-stamping authority and the limits of a request. docs/configuration.md's reference lists each one (a test checks). */
 export const SIGNING_VARIABLES = {
   signingKeyBackend: variable("SIGNING_KEY_BACKEND", z.enum(["local", "pkcs11"]), "local", "Where the signing key lives: local (a key file; generated in the data directory when none is given) or pkcs11 (an HSM)."),
   signingKeyFile: variable("SIGNING_KEY_FILE", optionalText, undefined, "Local backend: PEM private key (with SIGNING_CERTIFICATE_FILE). Unset: a key and self-signed certificate are generated in the data directory."),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type ConfigOf, optionalText, positiveInt, variable } from "../core/config.js";
 
-/** Usage telemetry: Kafka and the spool (a report's limits are the client library's own: clients/telemetry/report-limits.ts, metadata.ts). README.md's configuration table lists each one (a test checks). */
+/** Usage telemetry: Kafka and the spool (a report's limits are the client library's own: clients/telemetry/report-limits.ts, metadata.ts). docs/configuration.md's reference lists each one (a test checks). */
 export const TELEMETRY_VARIABLES = {
   kafkaBrokers: variable(
     "KAFKA_BROKERS",

@@ -2,7 +2,7 @@
  * The usage pipeline under load through single faults, counted exactly: split
  * mode (gateway, telemetry service, aggregator as processes of their own)
  * with a real Kafka 3.9 and a real Redis (append-only file, fsync every
- * second, as the README recommends). Each round has a license key of its own
+ * second, as docs/telemetry.md recommends). Each round has a license key of its own
  * and sends reports of one event each, every event a document of its own, so
  * a count of opens above the distinct documents is an event counted twice,
  * and below the acknowledged reports an event lost. One fault per round:

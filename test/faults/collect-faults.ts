@@ -1,7 +1,7 @@
 /**
  * npm run faults:collect — the full fault matrix of test/faults/collect-fault-matrix.ts:
  * 20 s of load around each fault, the broker down 20 s after its SIGKILL and
- * paused 10 s; prints the table (also in the README) and exits 1 unless every
+ * paused 10 s; prints the table (also in bench/README.md) and exits 1 unless every
  * round is exact. `npm test` runs a shortened one (test/integration/collect-faults.test.ts).
  */
 import { FAULTS, TABLE_HEADER, runCollectFaultMatrix, type Fault } from "./collect-fault-matrix.js";

@@ -28,7 +28,7 @@ interface CliRun {
 
 /**
  * Runs the package's bin with ARGS in the checkout: through `npx docservice`
- * as the README says, or (`direct`) as the bin itself, so that a signal
+ * as docs/cli.md says, or (`direct`) as the bin itself, so that a signal
  * reaches the CLI and not npm; `whileRunning` may act on the process.
  */
 function docservice(args: string[], env: Record<string, string>, options: { direct?: boolean; whileRunning?: (child: ReturnType<typeof spawn>) => void } = {}): Promise<CliRun> {

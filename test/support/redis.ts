@@ -18,7 +18,7 @@ export interface RedisServer {
 
 /**
  * Starts a throwaway redis-server (from PATH, see scripts/testenv/setup.sh) on
- * a free port. `persistent`: as the README recommends for usage counts,
+ * a free port. `persistent`: as docs/telemetry.md recommends for usage counts,
  * appendonly yes with appendfsync everysec, in a data dir kept across stop()
  * and start().
  */

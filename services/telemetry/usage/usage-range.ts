@@ -154,7 +154,7 @@ const MAX_CACHED_MEMBERS = 50_000;
  * has a bounded size: SHA-256 truncated to 16 bytes, base64url (22 characters).
  * The text hashed is the one usage stored before metadata became dimensions
  * used for a report without metadata, so those members still meet (see
- * README, "Usage stored before 0.2").
+ * docs/telemetry.md, "Usage stored before 0.2").
  */
 export function documentMember(documentId: string): string {
   let member = members.get(documentId);
