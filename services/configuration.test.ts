@@ -104,6 +104,7 @@ describe("loadConfig defaults", () => {
       telemetryTopic: "docservice.usage.v1",
       telemetryConsumerGroup: "docservice-usage-aggregator",
       telemetryDirectTimeoutMs: 1000,
+      telemetrySpoolHandOverMs: 10000,
       telemetrySpoolMaxBytes: 1024 * 1024 * 1024,
       telemetryServiceAddress: undefined,
     });

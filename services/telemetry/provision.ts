@@ -55,7 +55,7 @@ export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dat
     sink = { write: (records) => usageStore.record(records) };
   }
   const spool = Spool.open(dataDir.path("usage-spool"), { maxBytes: config.telemetrySpoolMaxBytes });
-  const intake = new UsageIntake(sink, guard, spool, { directTimeoutMs: config.telemetryDirectTimeoutMs, retryDirectAfterMs: 2000 }, log);
+  const intake = new UsageIntake(sink, guard, spool, { directTimeoutMs: config.telemetryDirectTimeoutMs, retryDirectAfterMs: 2000, handOverMs: config.telemetrySpoolHandOverMs }, log);
   stops.unshift(() => intake.close());
   exportSpoolSize(intake);
 

@@ -10,6 +10,8 @@ export interface UsageIntakeOptions {
   directTimeoutMs: number;
   /** After a failed or slow write, how long new reports go straight to the spool. */
   retryDirectAfterMs: number;
+  /** At close, how long the spool may take to reach the sink before it is left for the next start. */
+  handOverMs: number;
 }
 
 /** Records per write when the spool is delivered. */
@@ -32,7 +34,8 @@ const MAX_BACKOFF_MS = 10_000;
  */
 export class UsageIntake {
   private directAfter = 0;
-  private delivering = false;
+  /** The delivery under way, if any: one at a time. */
+  private delivery: Promise<void> | undefined;
   private closed = false;
   private backoffMs = 200;
   private readonly timer: NodeJS.Timeout;
@@ -73,9 +76,24 @@ export class UsageIntake {
     return this.spool.bytes;
   }
 
+  /**
+   * Hands the spool to the sink before closing: a pod that is scaled down or
+   * replaced takes its data directory with it, and the events it answered 202
+   * for must not go too. It tries for up to `handOverMs`, past a delivery under
+   * way and past failures (the sink may come back meanwhile); what is left
+   * stays on disk for the next start with the same data directory, and is logged.
+   */
   async close(): Promise<void> {
-    this.closed = true;
     clearInterval(this.timer);
+    const deadline = Date.now() + this.options.handOverMs;
+    const handOver = async () => {
+      while (!this.spool.isEmpty && Date.now() < deadline) await (this.delivery ?? this.deliver(deadline - Date.now()));
+    };
+    // a write that outlives the deadline may still land: its segment stays, and the next start's read-back skips what it wrote
+    await withDeadline(handOver(), this.options.handOverMs).catch(() => {});
+    this.closed = true;
+    if (this.spool.isEmpty) this.logger.info("usage spool empty at close");
+    else this.logger.warn({ spooledBytes: this.spool.bytes, handOverMs: this.options.handOverMs }, "usage spool not delivered at close; the next start with this data directory delivers it");
     await this.spool.close();
   }
 
@@ -88,9 +106,14 @@ export class UsageIntake {
     void settled.then(() => this.unsettled.delete(settled));
   }
 
-  private async deliver(): Promise<void> {
-    if (this.delivering || this.spool.isEmpty) return;
-    this.delivering = true;
+  /** Starts delivering the spool (unless a delivery is under way or it is empty); a failure waits out its backoff, at most `maxBackoffMs`. */
+  private deliver(maxBackoffMs = MAX_BACKOFF_MS): Promise<void> {
+    if (this.delivery || this.spool.isEmpty) return this.delivery ?? Promise.resolve();
+    this.delivery = this.deliverSegments(maxBackoffMs).finally(() => (this.delivery = undefined));
+    return this.delivery;
+  }
+
+  private async deliverSegments(maxBackoffMs: number): Promise<void> {
     try {
       for (let segment = await this.spool.oldest(); segment; segment = await this.spool.oldest()) {
         while (this.unsettled.size > 0) await Promise.allSettled(this.unsettled);
@@ -105,11 +128,10 @@ export class UsageIntake {
       this.backoffMs = 200;
     } catch (error) {
       if (this.closed) return; // the sink closed under the delivery: the next start delivers the spool
-      this.logger.warn({ err: (error as Error).message, retryInMs: this.backoffMs }, "spool delivery failed; will retry");
-      await new Promise((resolve) => setTimeout(resolve, this.backoffMs).unref());
+      const waitMs = Math.max(0, Math.min(this.backoffMs, maxBackoffMs));
+      this.logger.warn({ err: (error as Error).message, retryInMs: waitMs }, "spool delivery failed; will retry");
+      await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
       this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
-    } finally {
-      this.delivering = false;
     }
   }
 }
