@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { ServiceError } from "../../core/errors.js";
 import { Spool } from "./spool.js";
-import type { UsageRecord } from "../usage-record.js";
+import { spooledRecord } from "./test/spooled-record.js";
 
 /** Nothing known about the log: the position of a write before Kafka ever answered. */
 const NOWHERE = {};
@@ -15,17 +15,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let dirs = 0;
 const freshDir = () => join(root, String(++dirs));
 
-const record = (n: number): UsageRecord => ({
-  eventId: `event-${n}`,
-  licenseKey: "community-and-eval-agplv3",
-  documentId: `HASH-${n}`,
-  documentCreatedAt: null,
-  openedAt: "2026-11-21T09:00:00.000Z",
-  receivedAt: "2026-11-21T09:00:01.000Z",
-  libraryVersion: "1.0.0",
-  hostname: "app.example.test",
-  metadata: {},
-});
+const record = spooledRecord;
 
 async function drain(spool: Spool): Promise<string[]> {
   const ids: string[] = [];

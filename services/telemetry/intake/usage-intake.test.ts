@@ -13,6 +13,7 @@ import type { UsageRecord } from "../usage-record.js";
 import type { RecordSink } from "./record-sink.js";
 import { NO_REPLAY_GUARD } from "./replay-guard.js";
 import { Spool } from "./spool.js";
+import { spooledRecord } from "./test/spooled-record.js";
 import { UsageIntake } from "./usage-intake.js";
 
 const root = mkdtempSync(join(tmpdir(), "docservice-intake-"));
@@ -20,17 +21,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let dirs = 0;
 const logger = createLogger("silent");
 
-const record = (n: number): UsageRecord => ({
-  eventId: `event-${n}`,
-  licenseKey: "community-and-eval-agplv3",
-  documentId: `HASH-${n}`,
-  documentCreatedAt: null,
-  openedAt: "2026-11-28T09:00:00.000Z",
-  receivedAt: "2026-11-28T09:00:01.000Z",
-  libraryVersion: "0.2.0",
-  hostname: "app.example.test",
-  metadata: {},
-});
+const record = spooledRecord;
 
 /** A sink that refuses every write until `available`, then keeps what it is given. */
 class SwitchedSink implements RecordSink {
