@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitFor } from "./wait.js";
@@ -83,5 +83,28 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
 
   // Let the test process exit even if stop() is never called (see "exit" above).
   child.unref();
-  return { stop, signal: (signal) => void child.kill(signal) };
+  return {
+    stop,
+    signal: (signal) => {
+      child.kill(signal);
+      if (signal === "SIGSTOP") waitUntilStopped(child.pid!);
+    },
+  };
+}
+
+/**
+ * Returns once every thread of `pid` is stopped: a signal is delivered
+ * asynchronously, and a broker thread already running on the other core
+ * could still answer a request sent right after SIGSTOP.
+ */
+function waitUntilStopped(pid: number): void {
+  const deadline = Date.now() + 5000;
+  const stopped = () =>
+    readdirSync(`/proc/${pid}/task`).every((task) => {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      return /^[tT]/.test(stat.slice(stat.lastIndexOf(")") + 2));
+    });
+  while (!stopped()) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not stop within 5 s of SIGSTOP`);
+  }
 }
