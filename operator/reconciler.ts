@@ -21,6 +21,7 @@ import {
 import { createCa, issueLeaf, leafIsCurrent, serviceDnsNames, type KeyPairPem } from "./internal-pki.js";
 import { deleteTopic, ensureTopic } from "./kafka-topics.js";
 import { FIELD_MANAGER, type KubeApi } from "./kube-api.js";
+import { writerWaits, type DeploymentState } from "./rollout-order.js";
 import type { SizingProfile } from "./sizing.js";
 import type { Condition, DocService, DocServiceStatus, KubeObject } from "./types.js";
 
@@ -57,7 +58,9 @@ export class Reconciler {
     }
     const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
     const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled });
+    const waiting = await this.writerWaitingForReaders(resource, desired.objects);
     for (const object of desired.objects) {
+      if (object === waiting) continue;
       try {
         if (await this.applyIfChanged(object)) applied.push(`${object.kind}/${object.metadata.name}`);
       } catch (error) {
@@ -65,6 +68,10 @@ export class Reconciler {
       }
     }
     if (applied.length > 0) await api.event(resource, "Normal", "Applied", `Applied ${applied.join(", ")}`);
+    if (waiting) {
+      this.deps.log("the telemetry API waits for the aggregator's rollout", { namespace, name });
+      await api.event(resource, "Normal", "RolloutOrder", `${waiting.metadata.name} keeps its image until the aggregator runs its new one everywhere`);
+    }
     if (resource.spec.kafka) {
       try {
         const changes = (await ensureTopic(resource.spec.kafka)).filter((change) => change !== "unchanged");
@@ -76,6 +83,17 @@ export class Reconciler {
     const components = await this.observe(resource, desired.components);
     const changed = await this.writeStatus(resource, components, problems);
     if (changed && problems.length > 0) await api.event(resource, "Warning", "Degraded", problems.join("; "));
+  }
+
+  /** The telemetry API's Deployment when it must wait for the aggregator's rollout (rollout-order.ts). */
+  private async writerWaitingForReaders(resource: DocService, objects: KubeObject[]): Promise<KubeObject | undefined> {
+    const deployment = (component: "telemetryApi" | "telemetryAggregator") =>
+      objects.find((object) => object.kind === "Deployment" && object.metadata.name === deploymentName(resource.metadata.name, component)) as DeploymentState | undefined;
+    const writer = deployment("telemetryApi");
+    const reader = deployment("telemetryAggregator");
+    if (!writer || !reader) return undefined;
+    const [writerLive, readerLive] = await Promise.all([this.deps.api.read<DeploymentState>(writer), this.deps.api.read<DeploymentState>(reader)]);
+    return writerWaits({ live: writerLive, desired: writer }, { live: readerLive, desired: reader }) ? writer : undefined;
   }
 
   /** Applies when the live object is missing or was applied from another desired configuration. */

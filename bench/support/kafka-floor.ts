@@ -1,15 +1,15 @@
 /**
  * The cheapest a usage event can pass through Kafka on this machine, per
- * client: records like the ones /v1/collect writes, fed directly in
- * full-size writes (an idempotent producer, acks=all), then read back by a
- * consumer of the same client that does nothing with them; no HTTP, no
- * validation, no thread hop, no counting. For @platformatic/kafka (the
- * platform's client) the writer is our KafkaUsageLog; for kafkajs (the
+ * client: records like the ones /v1/collect writes, a message each, fed
+ * directly in full-size writes (an idempotent producer, acks=all), then read
+ * back by a consumer of the same client that does nothing with them; no
+ * HTTP, no validation, no thread hop, no counting. For @platformatic/kafka
+ * (the platform's client) the writer is our KafkaUsageLog; for kafkajs (the
  * client it replaced, and the naive pipeline's), kafkajs producers sending
  * the same batches. The broker's JIT warms up first. bench:collect adds these
  * costs per record to the bare handler's and the load generator's to bound
- * what any /v1/collect built on that client could reach on the same cores,
- * since every accepted event is written and read once to be counted.
+ * what any /v1/collect built on that client could reach on the same cores
+ * when it writes every accepted event as a record, read once to be counted.
  */
 import { randomUUID } from "node:crypto";
 import { Consumer, MessagesStreamModes, type BaseOptions } from "@platformatic/kafka";
@@ -74,7 +74,13 @@ interface FloorClient {
 function platformaticClient(brokers: string[], topic: string): FloorClient {
   const options = kafkaOptions(brokers, "bench-kafka-floor");
   const log = new KafkaUsageLog(options, topic);
-  return { write: (records) => log.write(records), readAll: (count) => readAllPlatformatic(options, topic, count), close: () => log.close() };
+  // one message per record: the floor of a pipeline that writes every event as a record of its own
+  const write = (records: UsageRecord[]) =>
+    log.writeSerialized(
+      records.map((record) => record.licenseKey),
+      records.map((record) => JSON.stringify(record)),
+    );
+  return { write, readAll: (count) => readAllPlatformatic(options, topic, count), close: () => log.close() };
 }
 
 function kafkajsClient(brokers: string[], topic: string): FloorClient {

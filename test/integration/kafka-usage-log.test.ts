@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import { Kafka, logLevel, type Admin } from "kafkajs";
 import { kafkaOptions } from "../../services/telemetry/kafka/kafka-options.js";
 import { KafkaUsageLog } from "../../services/telemetry/kafka/kafka-usage-log.js";
-import { parseUsageRecord, type UsageRecord } from "../../services/telemetry/usage-record.js";
+import { parseUsageRecords, serializeUsageRecords, type UsageRecord } from "../../services/telemetry/usage-record.js";
 import { readMessages, startKafka, type KafkaBroker } from "../support/kafka.js";
 import { waitFor } from "../support/wait.js";
 
@@ -23,6 +23,14 @@ const record = (licenseKey: string, n: number): UsageRecord => ({
   hostname: "example.test",
   metadata: { n: String(n) },
 });
+
+/** The records of one report: one metadata object and one receivedAt, so they share messages. */
+const report = (licenseKey: string, events: number): UsageRecord[] => {
+  const first = record(licenseKey, 0);
+  return Array.from({ length: events }, (_, n) => ({ ...first, eventId: randomUUID(), documentId: `doc-${n}` }));
+};
+/** How many Kafka messages the log writes for these records. */
+const messagesFor = (records: UsageRecord[]) => serializeUsageRecords(records).values.length;
 
 describe("KafkaUsageLog", () => {
   let kafka: KafkaBroker;
@@ -47,15 +55,17 @@ describe("KafkaUsageLog", () => {
     await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
     const log = new KafkaUsageLog(kafkaOptions(kafka.brokers, "kafka-usage-log-test"), topic);
     try {
+      // distinct metadata: a message per record, 5,000 messages, more than one produce request holds
       const large = Array.from({ length: 5000 }, (_, n) => record("license-large", n));
-      const small = Array.from({ length: 30 }, (_, n) => [record(`license-${n % 4}`, n)]);
+      const small = Array.from({ length: 30 }, (_, n) => report(`license-${n % 4}`, 1 + (n % 3)));
       await log.write(large);
       assert.equal(await messagesIn(topic), large.length, "the large write resolved before all its records were in the topic");
       await Promise.all(small.map((records) => log.write(records)));
       const written = [...large, ...small.flat()];
-      assert.equal(await messagesIn(topic), written.length);
+      const messages = large.length + small.length;
+      assert.equal(await messagesIn(topic), messages, "a small write is one message");
 
-      const read = (await readMessages(client, topic, `reader-${topic}`, written.length)).map((value) => parseUsageRecord(value));
+      const read = (await readMessages(client, topic, `reader-${topic}`, messages)).flatMap((value) => parseUsageRecords(value));
       assert.deepEqual(read.map((r) => r?.eventId).sort(), written.map((r) => r.eventId).sort());
       assert.deepEqual(read.find((r) => r?.eventId === large[4321].eventId), large[4321]);
     } finally {
@@ -63,16 +73,21 @@ describe("KafkaUsageLog", () => {
     }
   });
 
-  test("records with the largest metadata allowed: requests stay under the broker's 1 MiB batch limit", async () => {
+  test("records with the largest metadata allowed, a message each or a report's in shared messages: requests stay under the broker's 1 MiB batch limit", async () => {
     const topic = `usage-log-metadata-${Date.now()}`;
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
     const log = new KafkaUsageLog(kafkaOptions(kafka.brokers, "kafka-usage-log-test"), topic);
     try {
       // About 2 KB of metadata each (METADATA_LIMITS.maxBytes): 1,000 of them are 2 MB, in one partition.
       const metadata = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`field-${i}`, "x".repeat(120)]));
-      const records = Array.from({ length: 1000 }, (_, n) => ({ ...record("license-metadata", n), metadata }));
-      await log.write(records);
-      assert.equal(await messagesIn(topic), records.length);
+      const distinct = Array.from({ length: 1000 }, (_, n) => ({ ...record("license-metadata", n), metadata: { ...metadata } }));
+      const shared = report("license-metadata", 1000).map((one) => ({ ...one, metadata }));
+      await Promise.all([log.write(distinct), log.write(shared)]);
+      assert.ok(messagesFor(shared) < 100, "a report's records share their messages");
+      const messages = distinct.length + messagesFor(shared);
+      assert.equal(await messagesIn(topic), messages);
+      const read = (await readMessages(client, topic, `reader-${topic}`, messages)).flatMap((value) => parseUsageRecords(value));
+      assert.equal(read.length, 2000);
     } finally {
       await log.close();
     }
@@ -95,7 +110,7 @@ describe("KafkaUsageLog", () => {
       const later = [record("license-unanswered", 2), record("license-unanswered", 3)];
       for (const one of later) await log.write([one]);
       assert.equal(await messagesIn(topic), 4, "a later write was answered as a duplicate of the held one, and dropped");
-      const read = (await readMessages(client, topic, `reader-${topic}`, 4)).map((value) => parseUsageRecord(value)?.documentId);
+      const read = (await readMessages(client, topic, `reader-${topic}`, 4)).flatMap((value) => parseUsageRecords(value).map((r) => r.documentId));
       assert.deepEqual(read.sort(), ["doc-0", "doc-1", "doc-2", "doc-3"]);
     } finally {
       kafka.resume();

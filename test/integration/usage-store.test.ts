@@ -308,6 +308,19 @@ function usageContract(store: () => UsageStore) {
     assert.deepEqual([usage.documents, usage.opens], [1000, 3500]);
   });
 
+  test("messages of several records (a report each): one offset per message; redelivered from any message, across scripts' parts, every record counts once", async () => {
+    const key = newKey("reports");
+    const topic = `t-${key}`;
+    // 700 messages of 7 records each: 4,900 records at offsets 0-699, so a script's part of about 1,000 records ends between messages
+    const records = Array.from({ length: 4900 }, (_, i) => ({ offset: Math.floor(i / 7), record: open(key, `d${i % 1200}`, "2026-10-08T10:00:00.000Z") }));
+    const batch = (from: number, to: number): PartitionBatch => ({ topic, partition: 0, firstOffset: from, lastOffset: to, records: records.filter((r) => r.offset >= from && r.offset <= to) });
+    assert.deepEqual(await store().applyPartitionBatch(batch(0, 399)), { applied: 2800 });
+    assert.deepEqual(await store().applyPartitionBatch(batch(250, 699)), { applied: 2100 }, "redelivered from a message in the middle");
+    assert.deepEqual(await store().applyPartitionBatch(batch(0, 699)), { applied: 0 });
+    const usage = await store().usage(key, "2026-10-08", "2026-10-08");
+    assert.deepEqual([usage.documents, usage.opens], [1200, 4900]);
+  });
+
   test("the same document opened many times: one document, every open counted", async () => {
     const key = newKey("opens");
     await store().record(Array.from({ length: 5 }, (_, i) => open(key, "same", `2026-09-0${i + 1}T10:00:00.000Z`)));

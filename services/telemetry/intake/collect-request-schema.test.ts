@@ -92,6 +92,16 @@ test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000
   }
 });
 
+test("an open counts on its UTC day: an offset moves it, and a time whose UTC year leaves 0-9999 is refused, not lost later", () => {
+  const opened = (timestamp: string) => parseCollectRequest({ libraryVersion: "1", events: [{ ...event, timestamp }] }).events[0].openedAt;
+  assert.equal(opened("2026-11-21T09:30:00.123Z"), "2026-11-21T09:30:00.123Z");
+  assert.equal(opened("2026-11-21T23:30:00.000-01:00"), "2026-11-22T00:30:00.000Z");
+  assert.equal(opened("0000-01-01T00:30:00.000+00:30"), "0000-01-01T00:00:00.000Z");
+  for (const timestamp of ["0000-01-01T00:00:00.000+01:00", "9999-12-31T23:30:00.000-01:00"]) {
+    assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, timestamp }] }), [{ field: "events[0].timestamp", issue: "is outside the years 0 to 9999 in UTC" }], timestamp);
+  }
+});
+
 test("documentId holds no control characters; documentCreatedAt is at most 64 characters", () => {
   for (const documentId of ["HASH-1\n", "a\u0000b", "tab\there", "del\u007f", "c1\u0085"]) {
     assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, documentId }] }), [{ field: "events[0].documentId", issue: "must not contain control characters" }]);

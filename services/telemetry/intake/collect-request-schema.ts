@@ -15,6 +15,7 @@ import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/iden
 import { boundMetadata, METADATA_LIMITS } from "../../../clients/telemetry/metadata.js";
 import { REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
 import type { UsageReport } from "../usage-report.js";
+import { normalizedOpenedAt } from "../usage-record.js";
 
 const MAX_TEXT_CHARS = REPORT_LIMITS.maxTextChars;
 
@@ -99,8 +100,12 @@ export function usageReportFromJson(body: unknown, licenseKey: string): UsageRep
   const libraryVersion = body.libraryVersion ?? body.superdocVersion;
   if (libraryVersion === undefined) issues.push({ field: "libraryVersion", issue: "is required (or superdocVersion)" });
   // The pattern allows day 31 in every month; Date would roll 2026-02-31 over to March 3 and count the open on the wrong day.
-  body.events.forEach((event, i) => {
-    if (!isCalendarDate(event.timestamp)) issues.push({ field: `events[${i}].timestamp`, issue: "is not a real calendar date" });
+  // The pattern admits any UTC offset; the day counted is the UTC one, within years 0 to 9999.
+  const openedAt = body.events.map((event, i) => {
+    if (!isCalendarDate(event.timestamp)) return void issues.push({ field: `events[${i}].timestamp`, issue: "is not a real calendar date" });
+    const utc = normalizedOpenedAt(event.timestamp);
+    if (utc === undefined) issues.push({ field: `events[${i}].timestamp`, issue: "is outside the years 0 to 9999 in UTC" });
+    return utc;
   });
   if (issues.length > 0) throw validationError(issues);
   const metadata = boundMetadata(body.metadata);
@@ -110,8 +115,7 @@ export function usageReportFromJson(body: unknown, licenseKey: string): UsageRep
     hostname: body.browserInfo.hostname,
     metadata: metadata.metadata ?? {},
     metadataDropped: metadata.dropped,
-    // The pattern admits any UTC offset; the day counted is the UTC one.
-    events: body.events.map((event) => ({ documentId: event.documentId, documentCreatedAt: event.documentCreatedAt, openedAt: new Date(event.timestamp).toISOString() })),
+    events: body.events.map((event, i) => ({ documentId: event.documentId, documentCreatedAt: event.documentCreatedAt, openedAt: openedAt[i]! })),
   };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Admin, Consumer, MessagesStreamModes, stringDeserializers, type BaseOptions, type Message } from "@platformatic/kafka";
 import type { LogPosition } from "../intake/log-position.js";
-import { parseUsageRecord } from "../usage-record.js";
+import { parseUsageRecords } from "../usage-record.js";
 import { topicOffsets } from "./topic-offsets.js";
 
 const READ_TIMEOUT_MS = 60_000;
@@ -72,8 +72,7 @@ export class KafkaLogReader {
           if (!read || !window || !remaining.has(message.partition)) return;
           const offset = Number(message.offset);
           if (offset >= read.from && offset < read.to) {
-            const record = parseUsageRecord(message.value ?? "");
-            if (record) window.eventIds.add(record.eventId);
+            for (const record of parseUsageRecords(message.value ?? "")) window.eventIds.add(record.eventId);
           }
           if (offset >= read.to - 1) {
             window.to = read.to;

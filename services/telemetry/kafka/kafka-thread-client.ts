@@ -5,7 +5,7 @@ import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-t
 import type { LogPosition } from "../intake/log-position.js";
 import type { RecordSink } from "../intake/record-sink.js";
 import type { ReplayGuard } from "../intake/replay-guard.js";
-import type { UsageRecord } from "../usage-record.js";
+import { serializeUsageRecords, type UsageRecord } from "../usage-record.js";
 import { TurnBatcher } from "./turn-batcher.js";
 
 /** A write waiting to travel to the thread with others, and how to answer its caller. */
@@ -102,12 +102,7 @@ export class KafkaThread implements RecordSink, ReplayGuard {
     this.sent.set(batchId, batch);
     const keys: string[] = [];
     const values: string[] = [];
-    for (const { records } of batch) {
-      for (const record of records) {
-        keys.push(record.licenseKey);
-        values.push(JSON.stringify(record));
-      }
-    }
+    for (const { records } of batch) serializeUsageRecords(records, keys, values);
     this.thread.postMessage({ type: "write", batchId, keys, values } satisfies ToKafkaThread);
   }
 

@@ -1,7 +1,7 @@
 import { compatibilityPartitioner, ProduceAcks, Producer, stringSerializers, type BaseOptions, type MessageToProduce, type Partitioner } from "@platformatic/kafka";
 import type { LogPosition } from "../intake/log-position.js";
 import type { RecordSink } from "../intake/record-sink.js";
-import type { UsageRecord } from "../usage-record.js";
+import { serializeUsageRecords, type UsageRecord } from "../usage-record.js";
 
 type Message = MessageToProduce<string, string, string, string>;
 
@@ -58,10 +58,8 @@ export class KafkaUsageLog implements RecordSink {
   }
 
   write(records: UsageRecord[]): Promise<void> {
-    return this.writeSerialized(
-      records.map((record) => record.licenseKey),
-      records.map((record) => JSON.stringify(record)),
-    );
+    const { keys, values } = serializeUsageRecords(records);
+    return this.writeSerialized(keys, values);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Admin, Consumer, MessagesStreamFallbackModes, MessagesStreamModes, stringDeserializers, type BaseOptions, type Message, type MessagesStream } from "@platformatic/kafka";
 import type { Logger } from "../../core/logger.js";
-import { parseUsageRecord } from "../usage-record.js";
+import { parseUsageRecords } from "../usage-record.js";
 import type { PartitionBatch, UsageStore } from "../usage/usage-store.js";
 import { topicOffsets } from "./topic-offsets.js";
 
@@ -161,8 +161,8 @@ export class UsageAggregator {
         firstOffset: Number(list[0]!.offset),
         lastOffset: Number(last.offset),
         records: list.flatMap((message) => {
-          const record = parseUsageRecord(message.value ?? "");
-          return record ? [{ offset: Number(message.offset), record }] : [];
+          const offset = Number(message.offset);
+          return parseUsageRecords(message.value ?? "").map((record) => ({ offset, record }));
         }),
       };
       const result = await this.store.applyPartitionBatch(batch);

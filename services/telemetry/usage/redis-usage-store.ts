@@ -352,16 +352,24 @@ export class RedisUsageStore implements UsageStore {
   }
 }
 
-/** The batch in chunks of up to RECORDS_PER_SCRIPT records covering its offsets without gaps. */
+/**
+ * The batch in chunks of about RECORDS_PER_SCRIPT records covering its
+ * offsets without gaps; the records of one offset (one Kafka message) stay in
+ * one chunk, since the fence moves by offsets.
+ */
 function chunksOf(batch: PartitionBatch): Chunk[] {
   const chunks: Chunk[] = [];
+  const { records } = batch;
   let first = batch.firstOffset;
-  for (let start = 0; start < batch.records.length || chunks.length === 0; start += RECORDS_PER_SCRIPT) {
-    const records = batch.records.slice(start, start + RECORDS_PER_SCRIPT);
-    const last = start + RECORDS_PER_SCRIPT >= batch.records.length ? batch.lastOffset : records.at(-1)!.offset;
-    chunks.push({ first, last, records });
+  let start = 0;
+  do {
+    let end = Math.min(start + RECORDS_PER_SCRIPT, records.length);
+    while (end < records.length && records[end].offset === records[end - 1].offset) end++;
+    const last = end >= records.length ? batch.lastOffset : records[end - 1].offset;
+    chunks.push({ first, last, records: records.slice(start, end) });
     first = last + 1;
-  }
+    start = end;
+  } while (start < records.length);
   return chunks;
 }
 
