@@ -45,6 +45,14 @@ const component = (what: string, defaultReplicas: number) => ({
       },
       "x-kubernetes-validations": [{ rule: "self.minReplicas <= self.maxReplicas", message: "minReplicas must not exceed maxReplicas" }],
     },
+    shutdownTimeoutSeconds: {
+      type: "integer",
+      minimum: 1,
+      maximum: 3600,
+      description:
+        "How long a stopping pod (scaled down, evicted, replaced) waits for the requests it holds, once it stops accepting. " +
+        "Omitted: the longest request the component serves, from the platform's deadlines. The pod's termination grace period follows.",
+    },
     resources: {
       type: "object",
       description: "Compute resources of the component's container, as in a Pod spec.",

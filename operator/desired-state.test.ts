@@ -205,6 +205,24 @@ describe("desired state", () => {
     }
   });
 
+  test("leaving: each pod drains 5 s, waits for its longest request, and its grace period covers both and the clean-up; an override wins", () => {
+    const kafka = { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 6, replicationFactor: 1, retentionHours: 168, deleteTopicsOnDelete: false };
+    const objects = desiredState(resource({ kafka, components: { keys: { shutdownTimeoutSeconds: 300 } } }), { profile, kedaInstalled: false }).objects;
+    const leaving = (name: string) => {
+      const pod = (find(objects, "Deployment", `acme-${name}`) as any).spec.template.spec;
+      const env = Object.fromEntries(pod.containers[0].env.filter((e: { name: string }) => e.name.startsWith("SHUTDOWN_")).map((e: { name: string; value: string }) => [e.name, e.value]));
+      return [env.SHUTDOWN_DRAIN_MS, env.SHUTDOWN_TIMEOUT_MS, pod.terminationGracePeriodSeconds];
+    };
+    // the platform's defaults: a conversion 60 s, a time-stamp 10 s, a document fetch 10 s, each call to a backend 10 s more
+    assert.deepEqual(leaving("signing"), ["5000", "80000", 105]);
+    assert.deepEqual(leaving("conversion"), ["5000", "80000", 105], "templates fetch images, then convert");
+    assert.deepEqual(leaving("gateway"), ["5000", "80000", 105], "the gateway waits on its slowest backend");
+    assert.deepEqual(leaving("telemetry-api"), ["5000", "10000", 35]);
+    assert.deepEqual(leaving("keys"), ["5000", "300000", 325], "spec.components.keys.shutdownTimeoutSeconds");
+    assert.deepEqual(leaving("telemetry-aggregator"), [undefined, undefined, 20], "the aggregator serves nothing: it leaves its group at once");
+    for (const variable of ["SHUTDOWN_DRAIN_MS", "SHUTDOWN_TIMEOUT_MS"]) assert.ok(Object.values(VARIABLES).some((v) => v.name === variable), variable);
+  });
+
   test("memory budget: half of each container's memory limit in MiB (rounded down), from any quantity spelling; absent without a limit", () => {
     const memory = (limit: string | number) => ({ resources: { requests: { memory: "64Mi" }, limits: { cpu: "1", memory: limit } } });
     const { objects } = desiredState(

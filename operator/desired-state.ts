@@ -3,6 +3,9 @@
  * resource, the sizing profile and whether KEDA is installed to the objects
  * the operator applies. Kept free of I/O so every rule is unit-tested.
  */
+import { CALL_DEADLINES_MS } from "../services/contracts/call-deadlines.js";
+import { loadConfig, type Config } from "../services/configuration.js";
+import { SHUTDOWN_CLEANUP_MS } from "../services/core/shutdown.js";
 import { COMPONENTS, GROUP, KIND, LIMITS, VERSION, type ComponentName, type LimitName } from "./crd.js";
 import { quantityValue } from "./quantity.js";
 import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, type SizingProfile } from "./sizing.js";
@@ -256,8 +259,51 @@ function imageOf(spec: DocService["spec"], component: ComponentName): string {
   return `${repository}:${spec.version}`;
 }
 
+/**
+ * After SIGTERM, how long a serving pod goes on serving, out of rotation
+ * (SHUTDOWN_DRAIN_MS): the time kube-proxies and ingress controllers take to
+ * drop a terminating pod's endpoint, during which requests still reach it.
+ */
+const DRAIN_MS = 5000;
+
+/**
+ * The longest request a component holds, from the platform's call
+ * deadlines with the settings its pods get: a backend's are the calls it
+ * serves, the gateway's the longest call it makes to any backend.
+ */
+function longestRequestMs(component: ComponentName, config: Config): number {
+  const deadlines: Record<ComponentName, number[]> = {
+    gateway: Object.values(CALL_DEADLINES_MS).map((deadline) => deadline(config)),
+    signing: [CALL_DEADLINES_MS.signing(config)],
+    keys: [CALL_DEADLINES_MS.keys(config)],
+    conversion: [CALL_DEADLINES_MS.conversion(config), CALL_DEADLINES_MS.annotation(config)],
+    telemetryApi: [CALL_DEADLINES_MS.telemetry(config)],
+    telemetryAggregator: [],
+  };
+  return Math.max(0, ...deadlines[component]);
+}
+
+/**
+ * How a pod of the component leaves: its drain and its wait for requests in
+ * flight as the process's settings, and a termination grace period that
+ * covers both and the clean-up after them (the telemetry spool's hand-over
+ * to Kafka among it), so the kubelet's SIGKILL never cuts a request short.
+ */
+function shutdownOf(component: ComponentName, componentSpec: ComponentSpec, configMap: Record<string, string>) {
+  if (component === "telemetryAggregator") return { env: [], gracePeriodSeconds: Math.ceil(SHUTDOWN_CLEANUP_MS / 1000) };
+  const timeoutMs = componentSpec.shutdownTimeoutSeconds ? componentSpec.shutdownTimeoutSeconds * 1000 : longestRequestMs(component, loadConfig(configMap));
+  return {
+    env: [
+      { name: "SHUTDOWN_DRAIN_MS", value: String(DRAIN_MS) },
+      { name: "SHUTDOWN_TIMEOUT_MS", value: String(timeoutMs) },
+    ],
+    gracePeriodSeconds: Math.ceil((DRAIN_MS + timeoutMs + SHUTDOWN_CLEANUP_MS) / 1000),
+  };
+}
+
 function deployment(resource: DocService, component: DesiredComponent, componentSpec: ComponentSpec): KubeObject {
   const { spec } = resource;
+  const shutdown = shutdownOf(component.name, componentSpec, configMap(resource).data as Record<string, string>);
   const gateway = component.name === "gateway";
   const grpc = GRPC_COMPONENTS.includes(component.name);
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
@@ -291,6 +337,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
           // Pod Security Standards "restricted"
           securityContext: { runAsNonRoot: true, runAsUser: RUN_AS, runAsGroup: RUN_AS, fsGroup: RUN_AS, seccompProfile: { type: "RuntimeDefault" } },
           automountServiceAccountToken: false,
+          terminationGracePeriodSeconds: shutdown.gracePeriodSeconds,
           containers: [
             {
               name: kebab(component.name),
@@ -303,6 +350,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
                 ...secretEnv(resource),
                 ...tlsEnv,
                 ...memoryBudgetEnv(componentSpec),
+                ...shutdown.env,
                 ...(gateway || component.name === "telemetryAggregator" ? [{ name: "PORT", value: String(port.containerPort) }] : []),
               ],
               readinessProbe: { ...readiness, periodSeconds: 5 },

@@ -9,6 +9,7 @@ export interface SecretKeyRef {
 export interface ComponentSpec {
   replicas?: number;
   autoscaling?: { minReplicas: number; maxReplicas: number };
+  shutdownTimeoutSeconds?: number;
   resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { credentialCheck } from "./access/admit.js";
 import { InternalTransport } from "./access/internal-transport.js";
 import { ROLES, type Role } from "./contracts/module.js";
@@ -7,7 +8,7 @@ import { DataDir } from "./core/data-dir.js";
 import { fixHeapGrowingFactor } from "./core/heap-growth.js";
 import { createLogger, type Logger } from "./core/logger.js";
 import { MessageLimits } from "./core/message-limits.js";
-import { stopAll, type Stop } from "./core/shutdown.js";
+import { SHUTDOWN_CLEANUP_MS, stopAll, type Stop } from "./core/shutdown.js";
 import { startGateway } from "./gateway/gateway.js";
 import { failRequestsOnUncaughtErrors } from "./gateway/request-scope.js";
 import { startGrpcHost } from "./grpc/grpc-host.js";
@@ -21,9 +22,6 @@ import { MODULES } from "./modules.js";
  * role the modules that name it (services/modules.ts), for split deployments.
  */
 
-/** Beyond SHUTDOWN_TIMEOUT_MS (in-flight requests), for closing threads, clients and stores. */
-const SHUTDOWN_CLEANUP_MS = 20_000;
-
 function internalTransport(config: Config): InternalTransport {
   const { grpcTlsCertFile: certFile, grpcTlsKeyFile: keyFile, grpcTlsCaFile: caFile } = config;
   // loadConfig lets the three files come all together or not at all
@@ -31,8 +29,14 @@ function internalTransport(config: Config): InternalTransport {
   return new InternalTransport({ tls, gatewayNames: config.grpcGatewayNames, internalToken: config.internalToken });
 }
 
-/** Starts the modules of `role`, their gRPC services on one port, and the gateway where the role has one; returns how to stop them, first to last. */
-async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]> {
+/** A started role: how to take it out of rotation, and how to stop it, first to last. */
+interface Started {
+  drain(): void;
+  stops: Stop[];
+}
+
+/** Starts the modules of `role`, their gRPC services on one port, and the gateway where the role has one. */
+async function start(role: Role, config: Config, logger: Logger): Promise<Started> {
   const transport = internalTransport(config);
   if (role === "gateway" && !transport.encrypted && !config.internalToken) {
     throw new ConfigError(["GRPC_TLS_CERT_FILE, GRPC_TLS_KEY_FILE, GRPC_TLS_CA_FILE or DOCSERVICE_INTERNAL_TOKEN: a gateway started alone needs one to prove to the backends that it is the gateway"]);
@@ -44,10 +48,14 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
   const credentials = credentialCheck(config.adminToken, modules.reach(keysModule));
   const hosted = modules.hosted();
   if (hosted.length > 0) {
-    const host = await startGrpcHost({ host: config.grpcHost, port: config.grpcPort, transport, credentials, connections: config, messages }, hosted, logger);
+    const host = await startGrpcHost(
+      { host: config.grpcHost, port: config.grpcPort, transport, credentials, connections: config, messages, shutdownTimeoutMs: config.shutdownTimeoutMs },
+      hosted,
+      logger,
+    );
     stops.unshift(host.shutdown);
   }
-  if (role !== "all" && role !== "gateway") return stops;
+  if (role !== "all" && role !== "gateway") return { drain: () => {}, stops };
   const served = modules.served(messages);
   const gateway = await startGateway({
     settings: config,
@@ -61,7 +69,7 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Stop[]
     messages,
   });
   stops.unshift(gateway.close);
-  return stops;
+  return { drain: gateway.drain, stops };
 }
 
 async function main(): Promise<void> {
@@ -71,7 +79,7 @@ async function main(): Promise<void> {
   fixHeapGrowingFactor();
   const logger = createLogger(config.logLevel).child({ role });
   failRequestsOnUncaughtErrors(logger);
-  const stops = await start(role, config, logger);
+  const { drain, stops } = await start(role, config, logger);
   if (role === "all" || role === "gateway") {
     const mail = config.smtpHost ? `SMTP ${config.smtpHost}:${config.smtpPort}` : new DataDir(config.dataDir).path("outbox");
     logger.info({ url: `http://${config.host}:${config.port}`, mail }, `DocService ${role} ready: http://${config.host}:${config.port} (mail: ${mail})`);
@@ -81,7 +89,11 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down");
+    // the aggregator serves nothing: it leaves its consumer group at once, for the others to take its partitions
+    const drainMs = role === "aggregator" ? 0 : config.shutdownDrainMs;
+    logger.info({ signal, drainMs }, "shutting down");
+    drain();
+    await sleep(drainMs);
     const inTime = await stopAll(stops, config.shutdownTimeoutMs + SHUTDOWN_CLEANUP_MS, logger);
     logger.info("stopped");
     process.exit(inTime ? 0 : 1);

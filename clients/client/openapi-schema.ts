@@ -269,7 +269,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        status: "ok" | "degraded";
+                        status: "ok" | "degraded" | "stopping";
                         version: string;
                         uptimeSeconds: number;
                         backends: {
@@ -289,7 +289,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description At least one backend is down; the body (the same report, status degraded) says which. */
+            /** @description At least one backend is down (the body, the same report with status degraded, says which), or this process is stopping (status stopping): send requests elsewhere. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -297,7 +297,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        status: "ok" | "degraded";
+                        status: "ok" | "degraded" | "stopping";
                         version: string;
                         uptimeSeconds: number;
                         backends: {

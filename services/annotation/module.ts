@@ -7,6 +7,7 @@ import { conversionModule } from "../conversion/module.js";
 import { annotateRoute } from "./annotate-route.js";
 import type { AnnotationApi } from "./annotation-service.js";
 import { provisionAnnotation } from "./provision.js";
+import { CALL_DEADLINES_MS } from "../contracts/call-deadlines.js";
 
 /** Fills DOCX templates; runs beside the conversion module, which turns its output into PDF, and is found at its address. */
 export const annotationModule: Module<AnnotationApi, PlatformConfig & ConversionConfig> = {
@@ -16,8 +17,7 @@ export const annotationModule: Module<AnnotationApi, PlatformConfig & Conversion
   address: {
     variable: "CONVERSION_SERVICE_ADDR",
     of: (config) => config.conversionServiceAddress,
-    // a template may name images by URL, and its output may be converted
-    timeoutMs: (config) => config.conversionTimeoutMs + config.fetchTimeoutMs + config.backendTimeoutMs,
+    timeoutMs: CALL_DEADLINES_MS.annotation,
   },
   async start(context) {
     const service = provisionAnnotation(context.config, context.use(conversionModule));

@@ -7,6 +7,7 @@ import { remoteConversion } from "./conversion-grpc.js";
 import type { ConversionApi } from "./conversion-service.js";
 import { convertRoute } from "./convert-route.js";
 import { provisionConversion } from "./provision.js";
+import { CALL_DEADLINES_MS } from "../contracts/call-deadlines.js";
 
 /**
  * DOCX (and more) to PDF or DOCX through LibreOffice or Gotenberg. Its one
@@ -20,7 +21,7 @@ export const conversionModule: Module<ConversionApi, PlatformConfig & Conversion
   address: {
     variable: "CONVERSION_SERVICE_ADDR",
     of: (config) => config.conversionServiceAddress,
-    timeoutMs: (config) => config.conversionTimeoutMs + config.backendTimeoutMs,
+    timeoutMs: CALL_DEADLINES_MS.conversion,
   },
   async start({ config, dataDir, logger }) {
     const conversion = provisionConversion(config, dataDir, logger);

@@ -23,6 +23,7 @@ export function secret<T>(name: string, schema: z.ZodType<T>, doc: string): Vari
 
 export const port = z.coerce.number().int().min(0).max(65535);
 export const positiveInt = z.coerce.number().int().positive();
+export const nonNegativeInt = z.coerce.number().int().nonnegative();
 export const boolean = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 export const optionalText = z.string().min(1).optional();
 
@@ -89,7 +90,18 @@ export const PLATFORM_VARIABLES = {
   ),
   adminToken: secret("DOCSERVICE_ADMIN_TOKEN", z.string().min(16).optional(), "Bearer token for admin calls (at least 16 characters); admin calls are refused when unset."),
   trustProxy: variable("TRUST_PROXY", boolean, "false", "Take the client address from X-Forwarded-For (only behind a trusted proxy)."),
-  shutdownTimeoutMs: variable("SHUTDOWN_TIMEOUT_MS", positiveInt, "10000", "How long SIGTERM waits for in-flight requests before closing connections."),
+  shutdownDrainMs: variable(
+    "SHUTDOWN_DRAIN_MS",
+    nonNegativeInt,
+    "0",
+    "After SIGTERM, how long the process goes on serving before it stops accepting: /v1/health answers 503 (stopping) and every answer closes its connection, while load balancers and Kubernetes Endpoints stop sending it requests. The operator sets 5000.",
+  ),
+  shutdownTimeoutMs: variable(
+    "SHUTDOWN_TIMEOUT_MS",
+    positiveInt,
+    "10000",
+    "How long, once it stops accepting, the process waits for requests in flight (HTTP and gRPC) before closing their connections. The operator sets each component's longest request.",
+  ),
   headersTimeoutMs: variable("HTTP_HEADERS_TIMEOUT_MS", positiveInt, "10000", "Longest the request line and headers may take to arrive (then 408), and longest a new connection may stay silent."),
   requestTimeoutMs: variable("HTTP_REQUEST_TIMEOUT_MS", positiveInt, "300000", "Longest a whole request, body included, may take to arrive (then 408)."),
   keepAliveTimeoutMs: variable("HTTP_KEEP_ALIVE_TIMEOUT_MS", positiveInt, "5000", "How long an idle keep-alive connection is kept open between requests."),

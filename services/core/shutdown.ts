@@ -2,6 +2,9 @@ import type { Logger } from "./logger.js";
 
 export type Stop = () => Promise<void>;
 
+/** Beyond the wait for requests in flight (SHUTDOWN_TIMEOUT_MS), for closing threads, clients and stores: the spool's hand-over to Kafka included. */
+export const SHUTDOWN_CLEANUP_MS = 20_000;
+
 /**
  * Runs the stops in order, each after the one before, and reports whether
  * they all finished within `deadlineMs`. A stop that fails is logged and the

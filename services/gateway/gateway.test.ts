@@ -188,6 +188,33 @@ describe("gateway", () => {
     }
   });
 
+  test("draining: /v1/health answers 503 stopping, requests are still served and each answer closes its connection; a request in flight finishes", async () => {
+    const gateway = await start();
+    const base = `http://127.0.0.1:${gateway.port}`;
+    registerDelayMs = 300;
+    try {
+      const before = await fetch(`${base}/v1/health`);
+      assert.equal(before.status, 200);
+      assert.notEqual(before.headers.get("connection"), "close");
+      const inFlight = fetch(`${base}/v1/auth/register?email=draining@example.test`);
+      await sleep(50);
+      gateway.drain();
+      const health = await fetch(`${base}/v1/health`);
+      assert.equal(health.status, 503);
+      assert.equal(health.headers.get("retry-after"), "5");
+      assert.equal(health.headers.get("connection"), "close");
+      assert.equal(((await health.json()) as { status: string }).status, "stopping");
+      registerDelayMs = 0;
+      const served = await fetch(`${base}/v1/auth/register?email=after-drain@example.test`);
+      assert.equal(served.status, 200, "a new request is still served while draining");
+      assert.equal(served.headers.get("connection"), "close");
+      assert.equal((await inFlight).status, 200);
+      await gateway.close();
+    } finally {
+      registerDelayMs = 0;
+    }
+  });
+
   test("close gives up on requests slower than the shutdown timeout", async () => {
     const gateway = await start(100);
     registerDelayMs = 2000;

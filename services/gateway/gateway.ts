@@ -56,14 +56,20 @@ export interface GatewayDeps {
 export interface RunningGateway {
   port: number;
   routes: Route[];
+  /**
+   * Leaving: /v1/health answers 503 (stopping), so load balancers stop
+   * sending requests here, and every answer closes its connection, so
+   * clients reconnect elsewhere; requests are still served until close().
+   */
+  drain(): void;
   close(): Promise<void>;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** Every /v1 route the gateway serves: /v1/health and the modules' (also what /openapi.json describes). */
-export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "capacity">, startedAt: number): Route[] {
-  return [healthRoute(deps.backends, startedAt, deps.capacity), ...deps.routes];
+export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "capacity">, startedAt: number, leaving: () => boolean = () => false): Route[] {
+  return [healthRoute(deps.backends, startedAt, deps.capacity, leaving), ...deps.routes];
 }
 
 /**
@@ -74,7 +80,8 @@ export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "c
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const { settings, logger, credentials } = deps;
   const startedAt = Date.now();
-  const routes = gatewayRoutes(deps, startedAt);
+  let leaving = false;
+  const routes = gatewayRoutes(deps, startedAt, () => leaving);
   const routesByPath = new Map<string, Route[]>();
   for (const route of routes) routesByPath.set(route.path, [...(routesByPath.get(route.path) ?? []), route]);
   const openApi = JSON.stringify(openApiDocument(routes));
@@ -108,7 +115,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   }
 
   let inFlight = 0;
-  let closing = false;
   const budget = new MemoryBudget(memoryBudgetBytes(settings.memoryBudgetMb));
   logger.info({ memoryBudgetMb: Math.round(budget.limitBytes / 2 ** 20) }, "memory budget for request bodies in flight");
 
@@ -149,7 +155,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       candidates || procedures.has(pathname) || grpcOnly.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" || Object.hasOwn(apiReference, pathname) ? pathname : "unmatched";
     inFlight++;
     metrics.inFlight.inc();
-    if (closing) response.setHeader("Connection", "close");
+    if (leaving) response.setHeader("Connection", "close");
     const endServing = limits.serving(request, response, requestId);
     let giveMemoryBack: (() => void) | undefined;
     // "close" comes for every request, also one whose client went away before the answer ("finish" does not)
@@ -163,7 +169,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       metrics.observe(request.method ?? "", label, answered ? response.statusCode : 499, seconds);
       const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 };
       logger.info(answered ? line : { ...line, clientClosed: true }, "request");
-      if (closing) server.closeIdleConnections();
+      if (leaving) server.closeIdleConnections();
     });
 
     let refused = framingError(request, route);
@@ -234,9 +240,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   return {
     port,
     routes,
+    drain() {
+      leaving = true;
+      server.closeIdleConnections();
+    },
     /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes every connection. */
     async close() {
-      closing = true;
+      leaving = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, settings.shutdownTimeoutMs).unref());

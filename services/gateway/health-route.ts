@@ -20,11 +20,15 @@ export interface CapacityHints {
   sign?: number;
 }
 
-/** GET /v1/health: 200 when every backend answers, 503 with the same body when one does not. */
 /** A backend that is down is probed again at the next request; a client polling health need not come back sooner. */
 const PROBE_RETRY_AFTER_SECONDS = 5;
 
-export function healthRoute(backends: Record<string, HealthCheck>, startedAt: number, capacity: CapacityHints = {}): Route {
+/**
+ * GET /v1/health: 200 when every backend answers, 503 with the same body
+ * when one does not, and 503 `stopping` without probing anything once the
+ * process is leaving (`leaving()`), so that it is taken out of rotation.
+ */
+export function healthRoute(backends: Record<string, HealthCheck>, startedAt: number, capacity: CapacityHints = {}, leaving: () => boolean = () => false): Route {
   return {
     method: "GET",
     path: "/v1/health",
@@ -35,7 +39,7 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
       type: "object",
       required: ["status", "version", "uptimeSeconds", "backends"],
       properties: {
-        status: { enum: ["ok", "degraded"] },
+        status: { enum: ["ok", "degraded", "stopping"] },
         version: { type: "string" },
         uptimeSeconds: { type: "integer" },
         backends: { type: "object", additionalProperties: healthReportSchema },
@@ -46,9 +50,13 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
         },
       },
     },
-    errors: { 503: "At least one backend is down; the body (the same report, status degraded) says which." },
+    errors: { 503: "At least one backend is down (the body, the same report with status degraded, says which), or this process is stopping (status stopping): send requests elsewhere." },
     successBodyOn: [503],
     async handle() {
+      const uptimeSeconds = Math.floor((Date.now() - startedAt) / 1000);
+      if (leaving()) {
+        return { status: 503, headers: { "Retry-After": String(PROBE_RETRY_AFTER_SECONDS) }, body: { status: "stopping", version: VERSION, uptimeSeconds, backends: {}, capacity } };
+      }
       const names = Object.keys(backends);
       const reports = await Promise.all(names.map((name) => probe(backends[name], PROBE_TIMEOUT_MS)));
       const byName: Record<string, HealthReport> = Object.fromEntries(names.map((name, i) => [name, reports[i]]));
@@ -59,7 +67,7 @@ export function healthRoute(backends: Record<string, HealthCheck>, startedAt: nu
         body: {
           status: healthy ? "ok" : "degraded",
           version: VERSION,
-          uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
+          uptimeSeconds,
           backends: byName,
           capacity,
         },

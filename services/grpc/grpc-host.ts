@@ -33,12 +33,15 @@ export interface GrpcHostSettings {
   credentials: CredentialCheck;
   connections: GrpcConnectionLimits;
   messages: MessageLimits;
+  /** How long shutdown waits for calls in flight before it cuts them. */
+  shutdownTimeoutMs: number;
 }
 
 export const DEFAULT_GRPC_PORT = 50051;
 
 export interface GrpcHost {
   port: number;
+  /** Stops accepting calls (GOAWAY), lets those in flight finish within the shutdown timeout, then cuts the rest. */
   shutdown(): Promise<void>;
 }
 
@@ -87,7 +90,15 @@ export async function startGrpcHost(settings: GrpcHostSettings, services: Hosted
     shutdown: () =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
-        server.tryShutdown(() => resolve());
+        const cut = setTimeout(() => {
+          logger.warn({ timeoutMs: settings.shutdownTimeoutMs }, "shutdown timeout: cutting gRPC calls in flight");
+          server.forceShutdown();
+          resolve();
+        }, settings.shutdownTimeoutMs).unref();
+        server.tryShutdown(() => {
+          clearTimeout(cut);
+          resolve();
+        });
       }),
   };
 }

@@ -8,6 +8,7 @@ import { conversionModule } from "../conversion/module.js";
 import { provisionSigning } from "./provision.js";
 import { signRoutes } from "./sign-routes.js";
 import type { SigningApi } from "./signing-service.js";
+import { CALL_DEADLINES_MS } from "../contracts/call-deadlines.js";
 
 /** PAdES signatures with an audit-trail page, time-stamps and verification; DOCX is converted by the conversion module first. */
 export const signingModule: Module<SigningApi, PlatformConfig & SigningConfig & ConversionConfig> = {
@@ -17,8 +18,7 @@ export const signingModule: Module<SigningApi, PlatformConfig & SigningConfig & 
   address: {
     variable: "SIGNING_SERVICE_ADDR",
     of: (config) => config.signingServiceAddress,
-    // a sign may wait for a DOCX conversion and a time-stamp as well as the signature
-    timeoutMs: (config) => config.conversionTimeoutMs + config.signingTsaTimeoutMs + config.backendTimeoutMs,
+    timeoutMs: CALL_DEADLINES_MS.signing,
   },
   async start(context) {
     const { config, dataDir, logger } = context;

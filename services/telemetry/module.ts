@@ -8,13 +8,14 @@ import { provisionAggregator, provisionTelemetry } from "./provision.js";
 import { telemetryRoutes } from "./telemetry-routes.js";
 import { remoteTelemetry } from "./telemetry-client.js";
 import type { TelemetryModuleApi } from "./telemetry-service.js";
+import { CALL_DEADLINES_MS } from "../contracts/call-deadlines.js";
 
 /** Usage reports from the editors' client library, counted per license key; the admin's license keys. */
 export const telemetryModule: Module<TelemetryModuleApi, PlatformConfig & TelemetryConfig> = {
   name: "telemetry",
   roles: ["all", "telemetry"],
   service: { descriptor: TelemetryService, definition: TelemetryServiceService },
-  address: { variable: "TELEMETRY_SERVICE_ADDR", of: (config) => config.telemetryServiceAddress, timeoutMs: (config) => config.backendTimeoutMs },
+  address: { variable: "TELEMETRY_SERVICE_ADDR", of: (config) => config.telemetryServiceAddress, timeoutMs: CALL_DEADLINES_MS.telemetry },
   async start({ config, dataDir, logger, embedded }) {
     // one process alone also counts what it collects; split, the aggregator role does
     const telemetry = provisionTelemetry(config, dataDir, logger, embedded);

@@ -35,7 +35,8 @@ describe("embedded mode (one process, local store, outbox)", () => {
     dataDir = mkdtempSync(join(tmpdir(), "docservice-embedded-"));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    env = { HOST: "127.0.0.1", PORT: String(port), GRPC_PORT: "0", DOCSERVICE_DATA_DIR: dataDir, DOCSERVICE_ADMIN_TOKEN: adminToken };
+    // a drain as the operator sets it, shortened
+    env = { HOST: "127.0.0.1", PORT: String(port), GRPC_PORT: "0", DOCSERVICE_DATA_DIR: dataDir, DOCSERVICE_ADMIN_TOKEN: adminToken, SHUTDOWN_DRAIN_MS: "2000" };
     platform = await start();
   });
 
@@ -95,8 +96,16 @@ describe("embedded mode (one process, local store, outbox)", () => {
     assert.match(metrics, /docservice_http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/v1\/auth\/key",status="200"\}/);
   });
 
-  test("keys survive a restart; SIGTERM exits cleanly", async () => {
-    assert.equal(await platform.stop("SIGTERM"), 0);
+  test("SIGTERM: out of rotation while it drains (health 503 stopping, requests still served), then closed; exits 0; keys survive a restart", async () => {
+    const stopped = platform.stop("SIGTERM");
+    await waitFor(async () => (await fetch(`${base}/v1/health`)).status === 503, { what: "/v1/health to answer 503 once SIGTERM arrived" });
+    const health = await fetch(`${base}/v1/health`);
+    assert.equal(((await health.json()) as { status: string }).status, "stopping");
+    assert.equal(health.headers.get("connection"), "close");
+    assert.equal((await call(base, "/v1/auth/key", { apiKey })).status, 200, "requests are still served while draining");
+    assert.equal(await stopped, 0);
+    await assert.rejects(fetch(`${base}/v1/health`), "nothing listens once stopped");
+    assert.match(platform.output(), /"drainMs":2000,"msg":"shutting down"/);
     assert.match(platform.output(), /"msg":"stopped"/, "buffered log lines are flushed on exit");
     platform = await start();
     const info = await call(base, "/v1/auth/key", { apiKey });
