@@ -33,6 +33,13 @@ const component = (what: string, defaultReplicas: number) => ({
   type: "object",
   description: `${what}. Either a fixed number of replicas, or autoscaling bounds (then the operator sizes it from expectedLoad and the sizing profile).`,
   default: {},
+  // an HPA's CPU target is a share of the request: without one it reports <unknown> and never acts
+  "x-kubernetes-validations": [
+    {
+      rule: "!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",
+      message: "autoscaling needs resources.requests.cpu: the autoscaler's CPU target is a share of it",
+    },
+  ],
   properties: {
     replicas: { type: "integer", minimum: 0, maximum: 1000, default: defaultReplicas, description: "Replicas when autoscaling is not set." },
     autoscaling: {

@@ -9,6 +9,7 @@
 #   $BIN/coredns                        github.com/coredns/coredns (main package at the module root)
 #   $BIN/helm                           helm.sh/helm/v3/cmd/helm
 #   $BIN/k6                             go.k6.io/k6
+#   $BIN/metrics-server                 sigs.k8s.io/metrics-server/cmd/metrics-server (what HPAs read)
 #   $CACHE/keda-crds/keda-crds.yaml     KEDA's CRDs (github.com/kedacore/keda/v2 config/crd,
 #                                       kustomized as in KEDA's release keda-<version>-crds.yaml)
 #   containerd, runc, CNI plugins       Debian packages, for the test node
@@ -48,6 +49,7 @@ HELM_VERSION=v3.22.0
 K6_VERSION=v1.8.1
 # v1.12.4 is the last 1.12 release on the Go module proxy.
 COREDNS_VERSION=v1.12.4
+METRICS_SERVER_VERSION=v0.8.0
 KEDA_VERSION=v2.21.0
 # go.sum's hash of the KEDA module (only its YAML is used, so it is no wrapper's dependency).
 KEDA_SUM="h1:R6z2HZvstK4RLUMxroNACzBj74xGxt3kG59b5Xc+Xps="
@@ -61,13 +63,15 @@ export GOFLAGS="-modcacherw" GOWORK=off GOTOOLCHAIN=local GOSUMDB=off
 # Wrapper module directory, module path and package of each binary.
 declare -A MODULE=(
   [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3 [k6]=go.k6.io/k6 [coredns]=github.com/coredns/coredns
+  [metrics-server]=sigs.k8s.io/metrics-server
 )
 declare -A PACKAGE=(
   [etcd]=go.etcd.io/etcd/server/v3 [helm]=helm.sh/helm/v3/cmd/helm [k6]=go.k6.io/k6 [coredns]=github.com/coredns/coredns
+  [metrics-server]=sigs.k8s.io/metrics-server/cmd/metrics-server
 )
-declare -A WRAPPER=([etcd]=etcd [helm]=helm [k6]=k6 [coredns]=coredns)
+declare -A WRAPPER=([etcd]=etcd [helm]=helm [k6]=k6 [coredns]=coredns [metrics-server]=metrics-server)
 declare -A VERSION=(
-  [etcd]=$ETCD_VERSION [helm]=$HELM_VERSION [k6]=$K6_VERSION [coredns]=$COREDNS_VERSION
+  [etcd]=$ETCD_VERSION [helm]=$HELM_VERSION [k6]=$K6_VERSION [coredns]=$COREDNS_VERSION [metrics-server]=$METRICS_SERVER_VERSION
 )
 # The commands of k8s.io/kubernetes, all from one wrapper module.
 KUBERNETES_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
@@ -92,6 +96,8 @@ installed_version() { # NAME BINARY
     k6) "$2" version 2>/dev/null | awk 'NR==1 {print $2}' ;;
     # "CoreDNS-1.12.4"
     coredns) "$2" -version 2>/dev/null | sed -n '1s/^CoreDNS-/v/p' ;;
+    # "v0.8.0" (its release builds stamp it where client-go's version goes)
+    metrics-server) "$2" --version 2>/dev/null | head -1 ;;
   esac
 }
 
@@ -107,6 +113,7 @@ ldflags() { # NAME
       done
       echo "$flags" ;;
     helm) echo "-X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.gitTreeState=clean" ;;
+    metrics-server) echo "-X k8s.io/client-go/pkg/version.gitVersion=$v" ;;
   esac
 }
 
@@ -246,6 +253,7 @@ lock() {
   write_wrapper "$WRAPPERS/helm" helm.sh/helm/v3 "$HELM_VERSION" "" "${PACKAGE[helm]}"
   write_wrapper "$WRAPPERS/k6" go.k6.io/k6 "$K6_VERSION" "" "${PACKAGE[k6]}"
   write_wrapper "$WRAPPERS/coredns" github.com/coredns/coredns "$COREDNS_VERSION" "" "${PACKAGE[coredns]}"
+  write_wrapper "$WRAPPERS/metrics-server" sigs.k8s.io/metrics-server "$METRICS_SERVER_VERSION" "" "${PACKAGE[metrics-server]}"
   local sum
   sum="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
     sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
@@ -255,7 +263,7 @@ lock() {
 case "${1:-}" in
   lock) lock ;;
   "")
-    for name in etcd "${KUBERNETES_COMMANDS[@]}" coredns helm k6; do setup_binary "$name"; done
+    for name in etcd "${KUBERNETES_COMMANDS[@]}" coredns helm k6 metrics-server; do setup_binary "$name"; done
     setup_keda_crds
     setup_node_runtime
     setup_node_images

@@ -189,12 +189,19 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       kafka: { bootstrapServers: ["kafka:9092"], partitions: 3, replicationFactor: 1 },
       redis: { address: "redis:6379" },
       adminTokenSecret: { name: "docservice-admin", key: "token" },
+      components: { signing: { autoscaling: { minReplicas: 1, maxReplicas: 2 }, resources: { requests: { cpu: "100m" } } } },
     };
     const apply = (change: object) => k(["apply", "-n", NAMESPACE, "-f", "-"], JSON.stringify({ apiVersion: "docservice.dev/v1alpha1", kind: "DocService", metadata: { name: "docservice" }, spec: change }));
     await apply(spec);
     await waitFor(async () => ready(await get("docservice", "docservice")), { what: "the production DocService Ready", timeoutMs: 5 * 60_000, intervalMs: 2000 });
     console.log(await k(["get", "docservices", "-n", NAMESPACE]));
     assert.equal((await get("deployment", "docservice-telemetry-aggregator")).status.availableReplicas, 1);
+    // the operator's HPA reads the signing pods' CPU through metrics-server: a number, not <unknown>
+    await waitFor(async () => typeof (await get("hpa", "docservice-signing"))?.status?.currentMetrics?.[0]?.resource?.current?.averageUtilization === "number", {
+      what: "the signing HPA to see its pods' CPU utilization",
+      timeoutMs: 120_000,
+      intervalMs: 2000,
+    });
 
     // the operator's topic, read from inside the cluster with the Kafka client the image ships
     const partitions = await k([
@@ -223,7 +230,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     );
     assert.equal(counted.documents, 20);
 
-    await apply({ ...spec, components: { gateway: { replicas: 2 } } });
+    await apply({ ...spec, components: { ...spec.components, gateway: { replicas: 2 } } });
     await waitFor(async () => (await get("deployment", "docservice-gateway"))?.status?.readyReplicas === 2, { what: "the gateway scaled to 2", timeoutMs: 180_000, intervalMs: 1000 });
 
     const components = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"];

@@ -37,8 +37,17 @@ const CASES: Record<string, { invalid: object; valid: object }> = {
     COMPONENTS.map((name) => [
       `spec.components.${name}.autoscaling`,
       {
-        invalid: { components: { [name]: { autoscaling: { minReplicas: 3, maxReplicas: 2 } } } },
-        valid: { components: { [name]: { autoscaling: { minReplicas: 2, maxReplicas: 2 } } } },
+        invalid: { components: { [name]: { autoscaling: { minReplicas: 3, maxReplicas: 2 }, resources: { requests: { cpu: "1" } } } } },
+        valid: { components: { [name]: { autoscaling: { minReplicas: 2, maxReplicas: 2 }, resources: { requests: { cpu: "1" } } } } },
+      },
+    ]),
+  ),
+  ...Object.fromEntries(
+    COMPONENTS.map((name) => [
+      `spec.components.${name}`,
+      {
+        invalid: { components: { [name]: { autoscaling: { minReplicas: 1, maxReplicas: 2 }, resources: { requests: { memory: "1Gi" } } } } },
+        valid: { components: { [name]: { autoscaling: { minReplicas: 1, maxReplicas: 2 }, resources: { requests: { cpu: "250m" } } } } },
       },
     ]),
   ),

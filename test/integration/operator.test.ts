@@ -211,8 +211,8 @@ describe("DocService operator", () => {
     const spec = {
       version: "1",
       components: {
-        signing: { autoscaling: { minReplicas: 1, maxReplicas: 10 } },
-        telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 20 } },
+        signing: { autoscaling: { minReplicas: 1, maxReplicas: 10 }, resources: { requests: { cpu: "1" } } },
+        telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 20 }, resources: { requests: { cpu: "500m" } } },
       },
       kafka: { bootstrapServers: kafka.brokers, topic: "ops-usage", partitions: 3, replicationFactor: 1, retentionHours: 24, deleteTopicsOnDelete: true },
       expectedLoad: { sign: 100, collect: 10_000 },

@@ -236,3 +236,36 @@ export function coreDnsManifests(image: string): string {
   ];
   return JSON.stringify({ apiVersion: "v1", kind: "List", items });
 }
+
+/** The name the API server checks metrics-server's serving certificate against. */
+export const METRICS_SERVER_HOST = "metrics-server.kube-system.svc";
+
+/**
+ * The resource metrics API (metrics.k8s.io, what HPAs and `kubectl top`
+ * read) served by metrics-server on the host at `address:port`: an
+ * APIService whose Service has no selector but an Endpoints object naming
+ * that address (the API server routes to endpoints, see
+ * --enable-aggregator-routing), and whose certificate the API server checks
+ * against the cluster CA.
+ */
+export function metricsServerManifests(address: string, port: number, caBundle: string): string {
+  const metadata = { name: "metrics-server", namespace: "kube-system", labels: { "k8s-app": "metrics-server" } };
+  const items = [
+    { apiVersion: "v1", kind: "Service", metadata, spec: { ports: [{ name: "https", port: 443, targetPort: port }] } },
+    { apiVersion: "v1", kind: "Endpoints", metadata, subsets: [{ addresses: [{ ip: address }], ports: [{ name: "https", port }] }] },
+    {
+      apiVersion: "apiregistration.k8s.io/v1",
+      kind: "APIService",
+      metadata: { name: "v1beta1.metrics.k8s.io", labels: metadata.labels },
+      spec: {
+        group: "metrics.k8s.io",
+        version: "v1beta1",
+        service: { name: "metrics-server", namespace: "kube-system", port: 443 },
+        caBundle,
+        groupPriorityMinimum: 100,
+        versionPriority: 100,
+      },
+    },
+  ];
+  return JSON.stringify({ apiVersion: "v1", kind: "List", items });
+}

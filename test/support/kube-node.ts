@@ -1,7 +1,8 @@
 /**
  * A real single-node Kubernetes cluster for end-to-end tests: the control plane
  * of kube.ts (etcd, kube-apiserver) plus kube-controller-manager,
- * kube-scheduler, containerd, kubelet, kube-proxy and CoreDNS, all built or
+ * kube-scheduler, containerd, kubelet, kube-proxy, CoreDNS and metrics-server
+ * (so HorizontalPodAutoscalers act on CPU and memory), all built or
  * installed by scripts/testenv/kubernetes.sh. Pods run for real (runc, a CNI
  * bridge, Services through iptables, cluster DNS); images come only from
  * {@link KubeNode.importImage}, so pods need `imagePullPolicy: Never`.
@@ -28,7 +29,7 @@ import { kubectl } from "./kube.js";
 import { startControlPlane, type ControlPlane } from "./kube-control-plane.js";
 import {
   CLUSTER_DOMAIN, CNI_BIN_DIR, KUBERNETES_SERVICE_IP, NODE_NAME, RUNC, SERVICE_CIDR,
-  cniConfig, containerdConfig, coreDnsManifests, kubeProxyConfig, kubeletConfig, schedulerConfig,
+  METRICS_SERVER_HOST, cniConfig, containerdConfig, coreDnsManifests, kubeProxyConfig, kubeletConfig, metricsServerManifests, schedulerConfig,
 } from "./kube-node-config.js";
 import { canRunContainers, claimHost } from "./kube-node-host.js";
 import { writeKubeconfig } from "./kube-pki.js";
@@ -73,7 +74,7 @@ const IMAGES = () => join(cacheDir(), "kube-node-images");
 const SETUP_FILES = () => [
   "/usr/bin/containerd", "/usr/bin/containerd-shim-runc-v2", "/usr/bin/ctr", RUNC,
   ...["bridge", "host-local", "loopback", "portmap"].map((plugin) => join(CNI_BIN_DIR, plugin)),
-  ...["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"].map((name) =>
+  ...["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl", "metrics-server"].map((name) =>
     join(cacheDir(), "bin", name),
   ),
   join(IMAGES(), "pause.tar"),
@@ -116,6 +117,8 @@ export async function startKubeNode(): Promise<KubeNode> {
       serverHosts: [KUBERNETES_SERVICE_IP, `kubernetes.default.svc.${CLUSTER_DOMAIN}`],
       apiServerArgs: (pki) => {
         const kubeletClient = pki.issueClient("apiserver-kubelet-client", "kube-apiserver-kubelet-client", ["system:masters"]);
+        // what the API server presents when it forwards a request to an aggregated API (metrics-server)
+        const frontProxy = pki.issueClient("front-proxy-client", "front-proxy-client");
         return [
           "--authorization-mode", "Node,RBAC",
           "--service-cluster-ip-range", SERVICE_CIDR,
@@ -123,6 +126,15 @@ export async function startKubeNode(): Promise<KubeNode> {
           "--kubelet-client-key", kubeletClient.key,
           "--kubelet-certificate-authority", pki.ca.cert,
           "--kubelet-preferred-address-types", "InternalIP",
+          "--requestheader-client-ca-file", pki.ca.cert,
+          "--requestheader-allowed-names", "front-proxy-client",
+          "--requestheader-username-headers", "X-Remote-User",
+          "--requestheader-group-headers", "X-Remote-Group",
+          "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+          "--proxy-client-cert-file", frontProxy.cert,
+          "--proxy-client-key-file", frontProxy.key,
+          // aggregated APIs are reached at their endpoints' addresses: the host runs no kube-proxy for the API server
+          "--enable-aggregator-routing=true",
         ];
       },
     });
@@ -224,6 +236,29 @@ export async function startKubeNode(): Promise<KubeNode> {
     );
     await waitOrExplain(() => coreDnsReady(kube), left(), "CoreDNS to be Ready", [kubelet, runtime], () =>
       kubectl(kube, ["describe", "pods", "-n", "kube-system", "-l", "k8s-app=kube-dns"]));
+
+    const metricsServerPort = await freePort();
+    const metricsServerServing = pki.issueServer("metrics-server-serving", [METRICS_SERVER_HOST, address]);
+    const metricsServerKubeconfig = kubeconfigFor("metrics-server", "system:metrics-server", ["system:masters"]);
+    daemons.push(
+      await startNodeDaemon("metrics-server", cacheBin("metrics-server"), (logDir) => [
+        "--kubeconfig", metricsServerKubeconfig,
+        "--authentication-kubeconfig", metricsServerKubeconfig,
+        "--authorization-kubeconfig", metricsServerKubeconfig,
+        "--bind-address", address,
+        "--secure-port", String(metricsServerPort),
+        "--tls-cert-file", metricsServerServing.cert,
+        "--tls-private-key-file", metricsServerServing.key,
+        "--cert-dir", logDir,
+        "--kubelet-preferred-address-types", "InternalIP",
+        "--kubelet-use-node-status-port",
+        "--kubelet-certificate-authority", pki.ca.cert,
+        // the shortest it allows (above the kubelet request timeout): HPAs see a new load within seconds
+        "--metric-resolution", "10s",
+        "--kubelet-request-timeout", "5s",
+      ], () => healthz(metricsServerPort, address, "/livez"), left()),
+    );
+    await kubectl(kube, ["apply", "-f", "-"], { input: metricsServerManifests(address, metricsServerPort, readFileSync(pki.ca.cert).toString("base64")) });
 
     const node: KubeNode = {
       kubeconfigPath: plane.kubeconfigPath,
@@ -336,14 +371,14 @@ async function coreDnsReady(kube: { kubeconfigPath: string }): Promise<boolean> 
   return pods.items.some((pod) => pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
 }
 
-/** kube-controller-manager's and kube-scheduler's /healthz (self-signed certificates; the path needs no credentials). */
-function healthz(port: number): Promise<boolean> {
+/** kube-controller-manager's, kube-scheduler's and metrics-server's health (the path needs no credentials; only reachability is checked, not the certificate). */
+function healthz(port: number, host = "127.0.0.1", path = "/healthz"): Promise<boolean> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: "127.0.0.1", port, path: "/healthz", rejectUnauthorized: false, timeout: 2_000 }, (res) => {
+    const req = httpsRequest({ host, port, path, rejectUnauthorized: false, timeout: 2_000 }, (res) => {
       res.resume();
       res.once("end", () => resolve(res.statusCode === 200));
     });
-    req.once("timeout", () => req.destroy(new Error("GET /healthz timed out")));
+    req.once("timeout", () => req.destroy(new Error(`GET ${path} timed out`)));
     req.once("error", reject);
     req.end();
   });
