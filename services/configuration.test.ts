@@ -35,6 +35,7 @@ describe("loadConfig defaults", () => {
       logLevel: "info",
       adminToken: undefined,
       trustProxy: false,
+      shutdownDrainMs: 0,
       shutdownTimeoutMs: 10000,
       headersTimeoutMs: 10000,
       requestTimeoutMs: 300000,

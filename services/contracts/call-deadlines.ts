@@ -1,8 +1,12 @@
-import type { ConversionConfig } from "../conversion/config.js";
-import type { PlatformConfig } from "../core/config.js";
-import type { SigningConfig } from "../signing/config.js";
+/** The settings a call's deadline is made of: the platform's (core/config.ts) and the modules' own. */
+interface DeadlineSettings {
+  backendTimeoutMs: number;
+  conversionTimeoutMs: number;
+  fetchTimeoutMs: number;
+  signingTsaTimeoutMs: number;
+}
 
-type Settings<K extends keyof (PlatformConfig & ConversionConfig & SigningConfig)> = Pick<PlatformConfig & ConversionConfig & SigningConfig, K>;
+type Settings<K extends keyof DeadlineSettings> = Pick<DeadlineSettings, K>;
 
 /**
  * The deadline of one call to each module's service, whatever the call waits
