@@ -99,11 +99,14 @@ function base64Values(values: Record<string, string>): Record<string, string> {
 
 export function desiredState(resource: DocService, environment: Environment): DesiredState {
   const { spec } = resource;
-  const objects: KubeObject[] = [configMap(resource)];
+  const config = configMap(resource);
+  // the settings every pod reads from that ConfigMap, parsed once
+  const platform = loadConfig(config.data as Record<string, string>);
+  const objects: KubeObject[] = [config];
   const components = componentsOf(resource).map((name) => sizeComponent(resource, name, environment));
   for (const component of components) {
     const componentSpec = spec.components[component.name] ?? {};
-    objects.push(deployment(resource, component, componentSpec));
+    objects.push(deployment(resource, component, componentSpec, platform));
     objects.push(networkPolicy(resource, component.name));
     if (component.name !== "telemetryAggregator") objects.push(service(resource, component));
     if (component.replicas > 1 || componentSpec.autoscaling) objects.push(podDisruptionBudget(resource, component));
@@ -289,9 +292,9 @@ function longestRequestMs(component: ComponentName, config: Config): number {
  * covers both and the clean-up after them (the telemetry spool's hand-over
  * to Kafka among it), so the kubelet's SIGKILL never cuts a request short.
  */
-function shutdownOf(component: ComponentName, componentSpec: ComponentSpec, configMap: Record<string, string>) {
+function shutdownOf(component: ComponentName, componentSpec: ComponentSpec, platform: Config) {
   if (component === "telemetryAggregator") return { env: [], gracePeriodSeconds: Math.ceil(SHUTDOWN_CLEANUP_MS / 1000) };
-  const timeoutMs = componentSpec.shutdownTimeoutSeconds ? componentSpec.shutdownTimeoutSeconds * 1000 : longestRequestMs(component, loadConfig(configMap));
+  const timeoutMs = componentSpec.shutdownTimeoutSeconds ? componentSpec.shutdownTimeoutSeconds * 1000 : longestRequestMs(component, platform);
   return {
     env: [
       { name: "SHUTDOWN_DRAIN_MS", value: String(DRAIN_MS) },
@@ -301,9 +304,9 @@ function shutdownOf(component: ComponentName, componentSpec: ComponentSpec, conf
   };
 }
 
-function deployment(resource: DocService, component: DesiredComponent, componentSpec: ComponentSpec): KubeObject {
+function deployment(resource: DocService, component: DesiredComponent, componentSpec: ComponentSpec, platform: Config): KubeObject {
   const { spec } = resource;
-  const shutdown = shutdownOf(component.name, componentSpec, configMap(resource).data as Record<string, string>);
+  const shutdown = shutdownOf(component.name, componentSpec, platform);
   const gateway = component.name === "gateway";
   const grpc = GRPC_COMPONENTS.includes(component.name);
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
