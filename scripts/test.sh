@@ -16,4 +16,8 @@ node --import tsx scripts/release-check.ts
 node --import tsx scripts/third-party-licenses.ts check
 
 mapfile -t tests < <(find services test clients operator -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-node --import tsx --test --test-reporter=spec "${tests[@]}"
+# A test that hangs fails after 15 minutes (the slowest suite, the Kubernetes
+# node's, takes about 5), and a file whose tests are done exits even if a
+# client it left open would keep it alive: either would otherwise hold the
+# whole run until CI's limit, without saying which test it was.
+node --import tsx --test --test-reporter=spec --test-timeout=900000 --test-force-exit "${tests[@]}"

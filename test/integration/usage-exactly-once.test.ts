@@ -121,6 +121,31 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
     await countedExactly(written, ...keys);
   });
 
+  test("aggregators closed at every moment of joining their group (a scale-down during a rebalance) leave it, without an uncaught error", async () => {
+    const { topic, log } = await topicWith(2);
+    const group = `group-${topic}`;
+    await log.write([record(`lk-${randomUUID()}`, 0)]);
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.on("uncaughtException", onUncaught);
+    try {
+      aggregate(topic, group); // a member that stays, so each newcomer's join is a rebalance
+      for (let delayMs = 0; delayMs <= 600; delayMs += 25) {
+        const aggregator = new UsageAggregator(options, store, { topic, groupId: group, reportLag: () => {} }, logger);
+        aggregator.start();
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        await aggregator.close();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500)); // an error a closed stream emits late would show by now
+    } finally {
+      process.off("uncaughtException", onUncaught);
+    }
+    assert.deepEqual(uncaught, []);
+    // one that failed to leave would still heartbeat as a member, and keep its process alive
+    const members = (await readerAdmin.describeGroups({ groups: [group] })).get(group)?.members;
+    assert.equal(members?.size, 1);
+  });
+
   test("the store restored to an older state (behind the group's commits): the partition is read again from the store's offset", async () => {
     const { topic, log } = await topicWith(1);
     const key = `lk-${randomUUID()}`;

@@ -33,6 +33,12 @@ const RESTART_DELAY_MS = 2000;
  */
 const SESSION_TIMEOUT_MS = 10_000;
 const HEARTBEAT_INTERVAL_MS = 1000;
+/**
+ * How long a join waits for the group's other members to join again. They do
+ * within a heartbeat, so this only bounds a join whose peer died: close()
+ * waits for a join in progress, and a pod's grace period must cover it.
+ */
+const REBALANCE_TIMEOUT_MS = 15_000;
 
 /**
  * The Kafka consumer group that turns usage records into exact counts in the
@@ -54,6 +60,12 @@ export class UsageAggregator {
   private stopped = false;
   /** The batches being applied, so close() waits for them and a restart does not start beside them. */
   private applying: Promise<void> = Promise.resolve();
+  /**
+   * The consuming loop. close() lets it end before it closes the consumer:
+   * a consumer closed while it joins its group, or while its stream is still
+   * closing, fails to leave the group and goes on heartbeating for good.
+   */
+  private running: Promise<void> = Promise.resolve();
 
   constructor(
     options: BaseOptions,
@@ -70,6 +82,7 @@ export class UsageAggregator {
       maxWaitTime: FETCH_WAIT_MS,
       sessionTimeout: SESSION_TIMEOUT_MS,
       heartbeatInterval: HEARTBEAT_INTERVAL_MS,
+      rebalanceTimeout: REBALANCE_TIMEOUT_MS,
     });
     this.admin = new Admin(options);
     this.lagTimer = setInterval(() => void this.measureLag(), LAG_INTERVAL_MS);
@@ -78,7 +91,7 @@ export class UsageAggregator {
 
   /** Starts consuming in the background; a broker that is down is retried until it answers. */
   start(): void {
-    void this.run();
+    this.running = this.run();
   }
 
   /** Ready: the usage store answers and the consumer is an active member of its group. */
@@ -91,6 +104,7 @@ export class UsageAggregator {
     this.stopped = true;
     clearInterval(this.lagTimer);
     await this.stream?.close().catch(() => {});
+    await this.running;
     await this.applying.catch(() => {});
     await Promise.allSettled([this.consumer.close(true), this.admin.close()]);
   }
@@ -99,7 +113,8 @@ export class UsageAggregator {
     while (!this.stopped) {
       try {
         await this.dropStaleFences();
-        const stream = await this.consumer.consume({ topics: [this.settings.topic], mode: MessagesStreamModes.COMMITTED, fallbackMode: MessagesStreamFallbackModes.EARLIEST });
+        if (this.stopped) return;
+        const stream = await this.openStream();
         if (this.stopped) return void (await stream.close().catch(() => {}));
         this.stream = stream;
         await this.drain(stream);
@@ -114,12 +129,29 @@ export class UsageAggregator {
   }
 
   /**
+   * The consumer's stream of the topic. It starts on its first tick, before
+   * an awaited promise would hand it over, and can fail there (its first
+   * offsets request refused): the error is caught here and read by drain()
+   * from `stream.errored`, never thrown as an uncaught error.
+   */
+  private openStream(): Promise<UsageStream> {
+    return new Promise((resolve, reject) => {
+      this.consumer.consume({ topics: [this.settings.topic], mode: MessagesStreamModes.COMMITTED, fallbackMode: MessagesStreamFallbackModes.EARLIEST }, (error, stream) => {
+        if (error || !stream) return reject(error ?? new Error("the consumer gave no stream"));
+        stream.on("error", () => {});
+        resolve(stream);
+      });
+    });
+  }
+
+  /**
    * Applies what the stream delivers, a turn's messages at a time (one or more
    * fetches' worth), until the stream ends or fails; resolves when a partition
    * must be read again from an earlier offset.
    */
   private drain(stream: UsageStream): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      if (stream.destroyed) return stream.errored ? reject(stream.errored) : resolve();
       let busy = false;
       const next = () => {
         if (busy) return;
