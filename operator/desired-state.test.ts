@@ -101,6 +101,18 @@ describe("desired state", () => {
     assert.deepEqual(callers("acme-keys"), ["gateway", "signing", "conversion", "telemetry-api", peer]);
     assert.deepEqual(policy("acme-keys").ingress[0].ports, [{ port: 50051 }]);
     assert.deepEqual(policy("acme-keys").podSelector.matchLabels, { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/component": "keys" });
+    assert.deepEqual(policy("acme-conversion").ingress[1], { ports: [{ port: 9464 }] });
+  });
+
+  test("backends serve /metrics on a port of their own, named metrics; the gateway on its HTTP port", () => {
+    const { objects } = desiredState(resource(), { profile, kedaInstalled: false });
+    const container = (name: string) => (find(objects, "Deployment", name) as any).spec.template.spec.containers[0];
+    for (const name of ["acme-keys", "acme-signing", "acme-conversion", "acme-telemetry-api"]) {
+      assert.deepEqual(container(name).ports, [{ name: "grpc", containerPort: 50051 }, { name: "metrics", containerPort: 9464 }], name);
+      assert.deepEqual(container(name).env.filter((e: any) => e.name === "METRICS_PORT"), [{ name: "METRICS_PORT", value: "9464" }], name);
+    }
+    assert.deepEqual(container("acme-gateway").ports, [{ name: "http", containerPort: 8080 }]);
+    assert.equal(container("acme-gateway").env.some((e: any) => e.name === "METRICS_PORT"), false);
   });
 
   test("fixed replicas above one get a PodDisruptionBudget and no autoscaler", () => {

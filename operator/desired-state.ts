@@ -309,6 +309,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
   const shutdown = shutdownOf(component.name, componentSpec, platform);
   const gateway = component.name === "gateway";
   const grpc = GRPC_COMPONENTS.includes(component.name);
+  const backend = grpc && !gateway;
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
   const aggregator = component.name === "telemetryAggregator";
   const probe = gateway
@@ -347,7 +348,8 @@ function deployment(resource: DocService, component: DesiredComponent, component
               image: imageOf(spec, component.name),
               // the image's entrypoint is tini → node: tini reaps LibreOffice's orphans as PID 1
               args: ["dist/services/main.js", ROLE[component.name]],
-              ports: [port],
+              // a backend serves /metrics (its saturation: conversions waiting, …) beside its gRPC port
+              ports: backend ? [port, { name: "metrics", containerPort: METRICS_PORT }] : [port],
               envFrom: [{ configMapRef: { name: configMapName(resource.metadata.name) } }],
               env: [
                 ...secretEnv(resource),
@@ -355,6 +357,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
                 ...memoryBudgetEnv(componentSpec),
                 ...shutdown.env,
                 ...(gateway || component.name === "telemetryAggregator" ? [{ name: "PORT", value: String(port.containerPort) }] : []),
+                ...(backend ? [{ name: "METRICS_PORT", value: String(METRICS_PORT) }] : []),
               ],
               readinessProbe: { ...readiness, periodSeconds: 5 },
               livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
@@ -381,7 +384,8 @@ function deployment(resource: DocService, component: DesiredComponent, component
 /**
  * Who may open a connection to a component's pods. The gateway takes HTTP
  * from anywhere; a backend's gRPC port only from the components that call it
- * and from spec.internalClients; the aggregator only serves /metrics.
+ * and from spec.internalClients, its /metrics from anywhere (Prometheus, an
+ * autoscaler's scraper); the aggregator only serves /metrics.
  */
 function networkPolicy(resource: DocService, component: ComponentName): KubeObject {
   const from = (names: ComponentName[]) => names.map((name) => ({ podSelector: { matchLabels: selector(resource, name) } }));
@@ -390,7 +394,10 @@ function networkPolicy(resource: DocService, component: ComponentName): KubeObje
       ? [{ ports: [{ port: HTTP_PORT }] }]
       : component === "telemetryAggregator"
         ? [{ ports: [{ port: METRICS_PORT }] }]
-        : [{ from: [...from(CALLERS[component] ?? []), ...(resource.spec.internalClients?.from ?? [])], ports: [{ port: GRPC_PORT }] }];
+        : [
+            { from: [...from(CALLERS[component] ?? []), ...(resource.spec.internalClients?.from ?? [])], ports: [{ port: GRPC_PORT }] },
+            { ports: [{ port: METRICS_PORT }] },
+          ];
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",

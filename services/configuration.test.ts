@@ -23,6 +23,7 @@ describe("loadConfig defaults", () => {
     assert.deepEqual(config, {
       port: 8080,
       host: "0.0.0.0",
+      metricsPort: undefined,
       grpcHost: "127.0.0.1",
       grpcPort: "auto",
       grpcTlsCertFile: undefined,

@@ -8,6 +8,7 @@ import { DataDir } from "./core/data-dir.js";
 import { fixHeapGrowingFactor } from "./core/heap-growth.js";
 import { createLogger, type Logger } from "./core/logger.js";
 import { MessageLimits } from "./core/message-limits.js";
+import { serveMetrics } from "./core/metrics-listener.js";
 import { SHUTDOWN_CLEANUP_MS, stopAll, type Stop } from "./core/shutdown.js";
 import { startGateway } from "./gateway/gateway.js";
 import { failRequestsOnUncaughtErrors } from "./gateway/request-scope.js";
@@ -55,7 +56,10 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Starte
     );
     stops.unshift(host.shutdown);
   }
-  if (role !== "all" && role !== "gateway") return { drain: () => {}, stops };
+  if (role !== "all" && role !== "gateway") {
+    if (config.metricsPort !== undefined && role !== "aggregator") stops.unshift(await serveMetrics({ host: config.host, port: config.metricsPort }, logger, modules.health()));
+    return { drain: () => {}, stops };
+  }
   const served = modules.served(messages);
   const gateway = await startGateway({
     settings: config,

@@ -61,6 +61,12 @@ export class ModuleSet {
     return stops;
   }
 
+  /** Ready when every module started here is: a backend role's /health. */
+  health(): HealthCheck {
+    const checks = [...this.running.values()].map((started) => started.health);
+    return async () => void (await Promise.all(checks.map((check) => check())));
+  }
+
   /** The gRPC services of the modules started here. */
   hosted(): HostedService[] {
     return [...this.running].flatMap(([module, started]): HostedService[] => {

@@ -1,7 +1,7 @@
 import { adjust, convert, gotenberg, office, please, ping, pipe, set, type RequestFields } from "gotenberg-js-client";
 import { ServiceError, validationError } from "../core/errors.js";
 import { PDF, type ConvertTarget } from "./convert-target.js";
-import type { Converter } from "./converter.js";
+import type { Converter, ConverterLoad } from "./converter.js";
 import type { FormatSpec } from "./source-format.js";
 
 export interface GotenbergSettings {
@@ -20,6 +20,7 @@ const HEALTH_TIMEOUT_MS = 2000;
  */
 export class GotenbergConverter implements Converter {
   private readonly base: string;
+  private converting = 0;
 
   constructor(private readonly settings: GotenbergSettings) {
     this.base = settings.url.replace(/\/+$/, "");
@@ -38,13 +39,20 @@ export class GotenbergConverter implements Converter {
       adjust({ url: `${this.base}/forms/libreoffice/convert` }),
       please,
     );
+    this.converting++;
     try {
       // Gotenberg picks LibreOffice's import filter from the file extension.
       const pdf = await request([`document.${format.name}`, document]);
       return await readAll(pdf);
     } catch (error) {
       throw this.mapError(error, signal);
+    } finally {
+      this.converting--;
     }
+  }
+
+  load(): ConverterLoad {
+    return { waiting: 0, converting: this.converting };
   }
 
   async health(): Promise<void> {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ServiceError, validationError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { PDF, type ConvertTarget } from "./convert-target.js";
-import type { Converter } from "./converter.js";
+import type { Converter, ConverterLoad } from "./converter.js";
 import { libreOfficeExport, type LibreOfficeExport } from "./libreoffice-export.js";
 import type { FormatSpec } from "./source-format.js";
 import { convertCold } from "./cold-conversion.js";
@@ -100,6 +100,10 @@ export class LibreOfficePool implements Converter {
 
   async health(): Promise<void> {
     if (!this.slots.some((s) => s.state === "idle" || s.state === "busy")) throw new Error("no LibreOffice instance is running yet");
+  }
+
+  load(): ConverterLoad {
+    return { waiting: this.queue.length, converting: this.slots.filter((s) => s.state === "busy").length };
   }
 
   /** Conversions done by each instance, and its state. */

@@ -6,6 +6,7 @@ import type { DataDir } from "../core/data-dir.js";
 import type { HostedService } from "../grpc/grpc-host.js";
 import type { Logger } from "../core/logger.js";
 import { conversionHandlers } from "./conversion-grpc.js";
+import { exportConverterLoad } from "./conversion-metrics.js";
 import { ConversionService } from "./conversion-service.js";
 import type { Converter } from "./converter.js";
 import { GotenbergConverter } from "./gotenberg-converter.js";
@@ -38,6 +39,7 @@ export function provisionConversion(config: ConversionConfig, dataDir: DataDir, 
     void pool.start();
     converter = pool;
   }
+  exportConverterLoad(converter, config.conversionBackend === "gotenberg" ? undefined : config.conversionPoolSize);
   log.info({ backend: config.conversionBackend }, "conversion service ready");
   const service = new ConversionService(converter, {
     maxDocumentBytes: config.conversionMaxBytes,

@@ -59,6 +59,12 @@ export type Rate = z.output<typeof rate>;
 export const PLATFORM_VARIABLES = {
   port: variable("PORT", port, "8080", "HTTP port of the gateway: /v1 routes, Connect and gRPC-Web, /metrics."),
   host: variable("HOST", z.string().min(1), "0.0.0.0", "Interface the gateway binds to."),
+  metricsPort: variable(
+    "METRICS_PORT",
+    port.optional(),
+    undefined,
+    "HTTP port of /metrics and /health (its modules' readiness) for a backend role (keys, signing, conversion, telemetry), on HOST; unset: none. The gateway and the aggregator serve them on PORT.",
+  ),
   grpcHost: variable("GRPC_HOST", z.string().min(1), "127.0.0.1", "Interface the gRPC services bind to: loopback unless other machines must reach them (0.0.0.0 in Kubernetes)."),
   grpcPort: variable(
     "GRPC_PORT",

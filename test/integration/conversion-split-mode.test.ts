@@ -53,11 +53,13 @@ describe("conversion in split mode", () => {
   let annotation: AnnotationServiceClient;
   let conversionAddress: string;
   let base: string;
+  let metrics: string;
   let apiKey: string;
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "docservice-split-"));
-    const [conversionPort, keysPort, httpPort] = [await freePort(), await freePort(), await freePort()];
+    const [conversionPort, keysPort, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    metrics = `http://127.0.0.1:${metricsPort}`;
     conversionAddress = `127.0.0.1:${conversionPort}`;
     const keysAddress = `127.0.0.1:${keysPort}`;
     const common = { HOST: "127.0.0.1", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn" };
@@ -67,7 +69,7 @@ describe("conversion in split mode", () => {
     };
     [conversion, keys] = await Promise.all([
       // KEYS_SERVICE_ADDR: internal callers of Convert present API keys, which it checks with KeyService.
-      startService("conversion", { ...common, GRPC_PORT: String(conversionPort), CONVERSION_POOL_SIZE: "1", KEYS_SERVICE_ADDR: keysAddress }, serving(conversionAddress, "docservice.v1.ConversionService")),
+      startService("conversion", { ...common, GRPC_PORT: String(conversionPort), CONVERSION_POOL_SIZE: "1", KEYS_SERVICE_ADDR: keysAddress, METRICS_PORT: String(metricsPort) }, serving(conversionAddress, "docservice.v1.ConversionService")),
       startService("keys", { ...common, GRPC_PORT: String(keysPort) }, serving(keysAddress, "docservice.v1.KeyService")),
     ]);
     base = `http://127.0.0.1:${httpPort}`;
@@ -99,6 +101,30 @@ describe("conversion in split mode", () => {
     assert.equal(Buffer.from(await response.arrayBuffer()).subarray(0, 5).toString(), "%PDF-");
     const health = await call(base, "/v1/health");
     assert.deepEqual(Object.keys(health.body.backends).sort(), ["annotation", "conversion", "keys"]);
+  });
+
+  test("the conversion role serves /health and its saturation on METRICS_PORT: conversions waiting and in flight while three share one instance, none after", async () => {
+    const gauge = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(await (await fetch(`${metrics}/metrics`)).text())?.[1]);
+    assert.equal((await fetch(`${metrics}/health`)).status, 200);
+    assert.equal(await gauge("docservice_conversion_pool_size"), 1);
+    const convert = () => {
+      const form = new FormData();
+      form.append("file", new Blob([docx]), "tables.docx");
+      return fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } }).then((response) => response.status);
+    };
+    const conversions = Promise.all([convert(), convert(), convert()]);
+    let seen = { waiting: 0, inFlight: 0 };
+    let settled = false;
+    void conversions.finally(() => (settled = true));
+    while (!settled) {
+      const [waiting, inFlight] = await Promise.all([gauge("docservice_conversion_waiting"), gauge("docservice_conversion_in_flight")]);
+      seen = { waiting: Math.max(seen.waiting, waiting), inFlight: Math.max(seen.inFlight, inFlight) };
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(await conversions, [200, 200, 200]);
+    assert.equal(seen.inFlight, 1, "one instance converts one document at a time");
+    assert.ok(seen.waiting >= 1, `the others waited for it (${JSON.stringify(seen)})`);
+    assert.deepEqual([await gauge("docservice_conversion_waiting"), await gauge("docservice_conversion_in_flight")], [0, 0]);
   });
 
   test("an internal caller streams a document with the ts-proto client", async () => {
