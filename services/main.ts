@@ -57,7 +57,9 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Starte
     stops.unshift(host.shutdown);
   }
   if (role !== "all" && role !== "gateway") {
-    if (config.metricsPort !== undefined && role !== "aggregator") stops.unshift(await serveMetrics({ host: config.host, port: config.metricsPort }, logger, modules.health()));
+    // the aggregator serves nothing else, so its /metrics and /health take PORT; a backend's, METRICS_PORT when set
+    const metricsPort = role === "aggregator" ? config.port : config.metricsPort;
+    if (metricsPort !== undefined) stops.unshift(await serveMetrics({ host: config.host, port: metricsPort }, logger, modules.health()));
     return { drain: () => {}, stops };
   }
   const served = modules.served(messages);

@@ -3,7 +3,6 @@ import { TelemetryServiceService } from "../../gen/ts-proto/docservice/v1/teleme
 import type { Module } from "../contracts/module.js";
 import { ConfigError, type PlatformConfig } from "../core/config.js";
 import type { TelemetryConfig } from "./config.js";
-import { serveMetrics } from "../core/metrics-listener.js";
 import { provisionAggregator, provisionTelemetry } from "./provision.js";
 import { telemetryRoutes } from "./telemetry-routes.js";
 import { remoteTelemetry } from "./telemetry-client.js";
@@ -29,21 +28,13 @@ export const telemetryModule: Module<TelemetryModuleApi, PlatformConfig & Teleme
     }),
 };
 
-/** The Kafka consumer group that applies usage records to the usage store, split from the telemetry module; /metrics and /health on PORT. */
+/** The Kafka consumer group that applies usage records to the usage store, split from the telemetry module; /metrics and /health on PORT (services/main.ts). */
 export const aggregatorModule: Module<object, PlatformConfig & TelemetryConfig> = {
   name: "aggregator",
   roles: ["aggregator"],
   async start({ config, dataDir, logger }) {
     if (config.kafkaBrokers.length === 0) throw new ConfigError(["KAFKA_BROKERS: required by the aggregator role"]);
     const aggregator = provisionAggregator(config, dataDir, logger);
-    const stopMetrics = await serveMetrics(config, logger, aggregator.health);
-    return {
-      api: {},
-      health: aggregator.health,
-      close: async () => {
-        await stopMetrics();
-        await aggregator.close();
-      },
-    };
+    return { api: {}, health: aggregator.health, close: aggregator.close };
   },
 };
