@@ -10,6 +10,7 @@ import { createLogger, type Logger } from "./core/logger.js";
 import { MessageLimits } from "./core/message-limits.js";
 import { serveMetrics } from "./core/metrics-listener.js";
 import { SHUTDOWN_CLEANUP_MS, stopAll, type Stop } from "./core/shutdown.js";
+import { startTracing } from "./core/tracing.js";
 import { startGateway } from "./gateway/gateway.js";
 import { failRequestsOnUncaughtErrors } from "./gateway/request-scope.js";
 import { startGrpcHost } from "./grpc/grpc-host.js";
@@ -83,9 +84,12 @@ async function main(): Promise<void> {
   if (!ROLES.includes(role)) throw new ConfigError([`role "${role}": expected one of ${ROLES.join(", ")}`]);
   const config = loadConfig();
   fixHeapGrowingFactor();
-  const logger = createLogger(config.logLevel).child({ role });
+  // before anything that makes spans; the OTEL_* variables decide whether it exports
+  const tracing = startTracing(`docservice-${role}`);
+  const logger = createLogger(config.logLevel, { traced: tracing !== undefined }).child({ role });
   failRequestsOnUncaughtErrors(logger);
   const { drain, stops } = await start(role, config, logger);
+  if (tracing) stops.push(tracing.shutdown);
   if (role === "all" || role === "gateway") {
     const mail = config.smtpHost ? `SMTP ${config.smtpHost}:${config.smtpPort}` : new DataDir(config.dataDir).path("outbox");
     logger.info({ url: `http://${config.host}:${config.port}`, mail }, `DocService ${role} ready: http://${config.host}:${config.port} (mail: ${mail})`);

@@ -12,6 +12,8 @@
 #   $BIN/metrics-server                 sigs.k8s.io/metrics-server/cmd/metrics-server (what HPAs read)
 #   $CACHE/keda-crds/keda-crds.yaml     KEDA's CRDs (github.com/kedacore/keda/v2 config/crd,
 #                                       kustomized as in KEDA's release keda-<version>-crds.yaml)
+#   $CACHE/prometheus-operator-crds/    the Prometheus Operator's PodMonitor and PrometheusRule CRDs
+#     prometheus-operator-crds.yaml     (github.com/prometheus-operator/prometheus-operator example/prometheus-operator-crd)
 #   containerd, runc, CNI plugins       Debian packages, for the test node
 #   $CACHE/kube-node-images/pause.tar   OCI archives the test node imports: the pod sandbox
 #   $CACHE/kube-node-images/coredns.tar (registry.k8s.io/pause:3.10, from pause/pause.c) and CoreDNS
@@ -53,6 +55,11 @@ METRICS_SERVER_VERSION=v0.8.0
 KEDA_VERSION=v2.21.0
 # go.sum's hash of the KEDA module (only its YAML is used, so it is no wrapper's dependency).
 KEDA_SUM="h1:R6z2HZvstK4RLUMxroNACzBj74xGxt3kG59b5Xc+Xps="
+# The only version of the Prometheus Operator's root module that the Go module
+# proxy lists (later releases are there only for its pkg/apis/monitoring
+# submodule, which has no CRD files); go.sum's hash, as for KEDA.
+PROMETHEUS_OPERATOR_VERSION=v0.85.0
+PROMETHEUS_OPERATOR_SUM="h1:M5xLCLEoaW2IJfnuCwFzzpL+jSVQu3KGT84Pye+fW8s="
 
 WRAPPERS="$HERE/kubernetes"
 NODE_IMAGES="$CACHE/kube-node-images"
@@ -162,6 +169,31 @@ setup_keda_crds() {
   report keda-crds "$KEDA_VERSION" "$CACHE/keda-crds/keda-crds.yaml"
 }
 
+# The two CRDs of the Prometheus Operator that the chart's monitoring objects
+# use (test/integration/monitoring-rules.test.ts applies the chart with them),
+# as its releases ship them (example/prometheus-operator-crd).
+setup_prometheus_operator_crds() {
+  local home="$CACHE/prometheus-operator-crds-$PROMETHEUS_OPERATOR_VERSION" stamp="$PROMETHEUS_OPERATOR_SUM" tmp source crd
+  if [[ "$(cat "$home/.installed" 2>/dev/null)" != "$stamp" ]]; then
+    log "copying the Prometheus Operator $PROMETHEUS_OPERATOR_VERSION's CRDs from the Go module (first time only)"
+    source="$(download_module github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION" "$PROMETHEUS_OPERATOR_SUM")"
+    tmp="$home.tmp.$$"
+    rm -rf "$tmp"
+    mkdir -p "$tmp"
+    # Each file starts with "---", so they concatenate into one multi-document file.
+    for crd in podmonitors prometheusrules; do
+      cat "$source/example/prometheus-operator-crd/monitoring.coreos.com_$crd.yaml" >>"$tmp/prometheus-operator-crds.yaml" ||
+        { rm -rf "$tmp"; die "the Prometheus Operator module lacks the $crd CRD"; }
+    done
+    echo "$stamp" >"$tmp/.installed"
+    rm -rf "$home"
+    mv -T "$tmp" "$home"
+  fi
+  ln -sfn "prometheus-operator-crds-$PROMETHEUS_OPERATOR_VERSION" "$CACHE/prometheus-operator-crds.tmp.$$"
+  mv -fT "$CACHE/prometheus-operator-crds.tmp.$$" "$CACHE/prometheus-operator-crds"
+  report prometheus-operator-crds "$PROMETHEUS_OPERATOR_VERSION" "$CACHE/prometheus-operator-crds/prometheus-operator-crds.yaml"
+}
+
 # What the test node (test/support/kube-node.ts) runs beyond the binaries
 # above, from Debian: containerd 1.6 (started standalone, no systemd unit),
 # runc, the CNI plugins (bridge, host-local, portmap, loopback) and iptables
@@ -258,6 +290,10 @@ lock() {
   sum="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
     sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
   [[ "$sum" == "$KEDA_SUM" ]] || log "KEDA $KEDA_VERSION's hash is $sum: set KEDA_SUM in $SELF"
+  sum="$(cd "$CACHE" && go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" |
+    sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
+  [[ "$sum" == "$PROMETHEUS_OPERATOR_SUM" ]] ||
+    log "the Prometheus Operator $PROMETHEUS_OPERATOR_VERSION's hash is $sum: set PROMETHEUS_OPERATOR_SUM in $SELF"
 }
 
 case "${1:-}" in
@@ -265,6 +301,7 @@ case "${1:-}" in
   "")
     for name in etcd "${KUBERNETES_COMMANDS[@]}" coredns helm k6 metrics-server; do setup_binary "$name"; done
     setup_keda_crds
+    setup_prometheus_operator_crds
     setup_node_runtime
     setup_node_images
     ;;

@@ -63,6 +63,24 @@ setup_mailpit() {
   report mailpit "$version" "$BIN/mailpit-$version"
 }
 
+# A minimal OpenTelemetry Collector (OTLP receiver, file exporter), the
+# distribution in otelcol/main.go, that the tracing tests export to
+# (test/support/otel-collector.ts); its version is the collector release that
+# otelcol/go.mod requires.
+setup_otelcol() {
+  local version
+  version="$(go_mod_version "$HERE/otelcol" go.opentelemetry.io/collector/otelcol)"
+  [[ "$version" == v* ]] || die "cannot read the collector version from $HERE/otelcol/go.mod"
+  # "otelcol version v0.161.0"; the check also catches a binary that no longer runs.
+  [[ "$("$BIN/otelcol-$version" --version 2>/dev/null)" == "otelcol version $version" ]] || {
+    go_build_pinned otelcol "$version" "$HERE/otelcol" . "-X main.version=$version"
+    [[ "$("$BIN/otelcol-$version" --version 2>&1)" == "otelcol version $version" ]] ||
+      die "$BIN/otelcol-$version does not report version $version"
+  }
+  link_bin otelcol "otelcol-$version"
+  report otelcol "$version" "$BIN/otelcol-$version"
+}
+
 # Gotenberg 8's LibreOffice-only server, plus two tools it runs that Debian lacks:
 # pdfcpu (pinned by gotenberg/pdfcpu/go.mod) and unoconv 0.9 from PyPI, standing
 # in for Gotenberg's "unoconverter" (an unoconv fork published only on GitHub;
@@ -109,13 +127,27 @@ setup_softhsm() {
   report pkcs11-tool "$version" "$(command -v pkcs11-tool)"
 }
 
+# promtool, which checks and unit-tests the chart's alerts
+# (test/integration/monitoring-rules.test.ts); the Prometheus server of the
+# package is not used.
+setup_prometheus() {
+  if ! command -v promtool >/dev/null; then
+    apt_install prometheus
+    disable_service prometheus
+  fi
+  # "promtool, version 2.42.0+ds (branch: debian/sid, revision: 2.42.0+ds-5+deb12u1)" -> 2.42.0+ds
+  report promtool "$(promtool --version 2>&1 | awk 'NR==1 {print $3}')" "$(command -v promtool)"
+}
+
 bash "$HERE/../install/runtime.sh"
 setup_pdf_tools
 setup_doc_tools
 setup_redis
 setup_mailpit
+setup_otelcol
 setup_gotenberg
 setup_softhsm
+setup_prometheus
 
 # pyHanko from PyPI, an independent PAdES validator for the signing tests
 # (`pyhanko sign validate`, test/support/pdf-validators.ts); poppler's pdfsig
@@ -142,4 +174,4 @@ bash "$HERE/kafka.sh"     # Kafka 3.9 (KRaft) from Maven Central jars, on Debian
 bash "$HERE/dss.sh"       # the EU's DSS 6.4 from Maven Central jars: dss-validate, a PAdES validator (Java CLI built here), on Debian's OpenJDK 17
 bash "$HERE/verapdf.sh"   # veraPDF 1.28 from Maven Central jars: verapdf, the PDF/A and PDF/UA validator, on Debian's OpenJDK 17
 bash "$HERE/browser.sh"   # Debian's Chromium, for playwright-core
-bash "$HERE/kubernetes.sh" # Kubernetes (control plane, kubelet, kube-proxy), etcd, CoreDNS, kubectl, helm, k6 from Go modules; KEDA's CRDs; containerd, runc, CNI plugins from Debian; the pause and CoreDNS images
+bash "$HERE/kubernetes.sh" # Kubernetes (control plane, kubelet, kube-proxy), etcd, CoreDNS, kubectl, helm, k6 from Go modules; KEDA's and the Prometheus Operator's CRDs; containerd, runc, CNI plugins from Debian; the pause and CoreDNS images

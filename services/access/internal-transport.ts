@@ -1,4 +1,6 @@
 import { credentials, experimental, Metadata, ServerCredentials, type ChannelCredentials } from "@grpc/grpc-js";
+import { pemFile, watchCertificateExpiry } from "../core/certificate-expiry.js";
+import { isTracing, traceHeaders } from "../core/tracing.js";
 import { constantTimeEquals } from "./constant-time.js";
 
 export interface InternalTransportSettings {
@@ -38,6 +40,10 @@ export class InternalTransport {
         caCertificateFile: tls.caFile,
         refreshIntervalMs: tls.reloadIntervalMs,
       });
+    if (tls) {
+      watchCertificateExpiry("component", pemFile(tls.certFile));
+      watchCertificateExpiry("internal-ca", pemFile(tls.caFile));
+    }
   }
 
   get encrypted(): boolean {
@@ -54,10 +60,12 @@ export class InternalTransport {
     return experimental.createCertificateProviderChannelCredentials(this.certificates, this.certificates);
   }
 
-  /** What every call this component makes carries: the internal token, when there is no certificate to say who calls. */
+  /** What every call this component makes carries: the internal token, when there is no certificate to say who calls, and the trace it belongs to. */
   callMetadata(): Metadata {
     const metadata = new Metadata();
     if (!this.certificates && this.settings.internalToken) metadata.set(INTERNAL_TOKEN_HEADER, this.settings.internalToken);
+    // the caller's trace goes on in the service it calls (W3C traceparent, as over HTTP)
+    if (isTracing()) for (const [key, value] of Object.entries(traceHeaders())) metadata.set(key, value);
     return metadata;
   }
 

@@ -1,6 +1,8 @@
 import { basename, extname } from "node:path";
 import { PDFDocument } from "pdf-lib";
 import { ServiceError } from "../core/errors.js";
+import { inSpan } from "../core/tracing.js";
+import { measuredConversion, targetName } from "./conversion-metrics.js";
 import { contentTypeOf, PDF, type ConvertTarget } from "./convert-target.js";
 import type { Converter } from "./converter.js";
 import { checkDocument, type DocumentLimits } from "./document-check.js";
@@ -46,7 +48,14 @@ export class ConversionService implements ConversionApi {
     private readonly limits: ConversionLimits,
   ) {}
 
-  async convert(input: ConvertInput): Promise<ConvertOutput> {
+  /** One conversion: a span of its caller's trace, counted on /metrics. */
+  convert(input: ConvertInput): Promise<ConvertOutput> {
+    const target = input.target ?? PDF;
+    const attributes = { "docservice.conversion.source": input.format.name, "docservice.conversion.target": targetName(target) };
+    return inSpan("convert", { attributes }, () => measuredConversion(input.format.name, target, () => this.convertChecked(input)));
+  }
+
+  private async convertChecked(input: ConvertInput): Promise<ConvertOutput> {
     if (input.document.length > this.limits.maxDocumentBytes) throw tooLarge(this.limits.maxDocumentBytes);
     await checkDocument(input.document, input.format, this.limits);
     const target = input.target ?? PDF;

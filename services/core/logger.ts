@@ -1,4 +1,5 @@
 import { pino, type Logger } from "pino";
+import { activeTraceFields } from "./tracing.js";
 
 export type { Logger };
 
@@ -20,8 +21,10 @@ export const LOG_BUFFER = { minLength: 64 * 1024, maxWrite: 256 * 1024 };
  * while a write is under way takes effect when it ends (sonic-boom patched:
  * it did nothing, and the lines waited another second).
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, options: { traced?: boolean } = {}): Logger {
   const destination = pino.destination({ dest: 1, sync: false, ...LOG_BUFFER });
   setInterval(() => destination.flush(), FLUSH_INTERVAL_MS).unref();
-  return pino({ level, base: { app: "docservice" }, redact: ["apiKey", "code", "password", "authorization"] }, destination);
+  // traced: a line written inside a traced request names its trace and span, to go from a trace to its lines and back
+  const mixin = options.traced ? activeTraceFields : undefined;
+  return pino({ level, base: { app: "docservice" }, redact: ["apiKey", "code", "password", "authorization"], mixin }, destination);
 }

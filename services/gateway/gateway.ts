@@ -15,6 +15,7 @@ import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
 import { serviceMetrics } from "../core/service-metrics.js";
+import { inSpan, isTracing } from "../core/tracing.js";
 import { drainThen } from "../request-body/drain-body.js";
 import { answerClientErrors } from "./client-errors.js";
 import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods } from "./connect-bridge.js";
@@ -25,6 +26,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { apiReferenceFiles } from "./api-reference.js";
 import { openApiDocument } from "./openapi.js";
 import { inRequestScope } from "./request-scope.js";
+import { endRequestSpan, nameRequestSpan, recordRequestError, servedInSpan, traceFieldsOf, type Span } from "./request-span.js";
 
 export interface GatewaySettings extends ConnectionLimits {
   host: string;
@@ -103,11 +105,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
 
   async function answer(context: RequestContext, route: Route): Promise<Reply> {
     try {
-      const caller = await admit(routeAccess(route), { authorization: context.request.headers.authorization, fromGateway: false }, credentials);
+      const access = { authorization: context.request.headers.authorization, fromGateway: false };
+      const caller = isTracing() ? await inSpan("authenticate", {}, () => admit(routeAccess(route), access, credentials)) : await admit(routeAccess(route), access, credentials);
       if (caller.kind === "apiKey") [context.apiKey, context.principal] = [caller.apiKey, caller.principal];
       return await route.handle(context);
     } catch (error) {
       const response = errorReply(error, context.requestId);
+      recordRequestError(error);
       // 501 is a capability this deployment lacks, the caller's to know, not a fault
       if (response.status >= 500 && response.status !== 501) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
       return response;
@@ -144,7 +148,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     return deps.messages.rpc(service ?? "", rpc ?? "");
   }
 
-  async function handle(request: IncomingMessage, response: ServerResponse, requestId: string): Promise<void> {
+  async function handle(request: IncomingMessage, response: ServerResponse, requestId: string, span: Span | undefined): Promise<void> {
     const started = performance.now();
     const target = request.url ?? "/";
     const queryAt = target.indexOf("?");
@@ -155,6 +159,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       candidates || procedures.has(pathname) || grpcOnly.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" || Object.hasOwn(apiReference, pathname) ? pathname : "unmatched";
     inFlight++;
     metrics.inFlight.inc();
+    if (span) nameRequestSpan(span, request.method ?? "", label);
     if (leaving) response.setHeader("Connection", "close");
     const endServing = limits.serving(request, response, requestId);
     let giveMemoryBack: (() => void) | undefined;
@@ -167,8 +172,9 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       const seconds = (performance.now() - started) / 1000;
       const answered = response.writableFinished;
       metrics.observe(request.method ?? "", label, answered ? response.statusCode : 499, seconds);
-      const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10 };
+      const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10, ...(span && traceFieldsOf(span)) };
       logger.info(answered ? line : { ...line, clientClosed: true }, "request");
+      if (span) endRequestSpan(span, answered ? response.statusCode : 499);
       if (leaving) server.closeIdleConnections();
     });
 
@@ -215,12 +221,13 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const server: Server = createServer({ requireHostHeader: false }, (request, response) => {
     const incomingId = request.headers["x-request-id"];
     const requestId = typeof incomingId === "string" && REQUEST_ID.test(incomingId) ? incomingId : randomUUID();
-    inRequestScope({ requestId, response }, () => handle(request, response, requestId)).catch((error: unknown) => {
+    servedInSpan(request, (span) => inRequestScope({ requestId, response }, () => handle(request, response, requestId, span))).catch((error: unknown) => {
       logger.error({ err: error, requestId }, "unhandled gateway error");
       if (!response.headersSent) sendReply(response, errorReply(error, requestId), requestId);
       else response.destroy();
     });
   });
+  metrics.watch(server, budget);
   const limits = applyConnectionLimits(server, settings, (request, response, requestId) => {
     const reply = errorReply(new ServiceError("REQUEST_TIMEOUT", `The request body arrived slower than ${settings.minBodyBytesPerSecond} bytes per second.`), requestId);
     if (response.headersSent) return void request.socket.destroy();

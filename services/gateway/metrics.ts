@@ -1,4 +1,6 @@
+import type { Server } from "node:http";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { MemoryBudget } from "./memory-budget.js";
 
 type Label = "method" | "route" | "status";
 
@@ -28,6 +30,35 @@ export class GatewayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The gateway's saturation, read at each scrape: open connections, and request bodies held against the memory budget. */
+  watch(server: Server, budget: MemoryBudget): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: "docservice_http_connections_open",
+      help: "Open client connections (HTTP_MAX_CONNECTIONS caps them).",
+      registers,
+      async collect() {
+        this.set(await new Promise<number>((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count))));
+      },
+    });
+    new Gauge({
+      name: "docservice_http_body_bytes_in_flight",
+      help: "Request bodies held in memory right now, as counted against the memory budget.",
+      registers,
+      collect() {
+        this.set(budget.heldBytes);
+      },
+    });
+    new Gauge({
+      name: "docservice_http_body_bytes_budget",
+      help: "The memory budget for request bodies (DOCSERVICE_MEMORY_BUDGET_MB); beyond it, large requests get 503.",
+      registers,
+      collect() {
+        this.set(budget.limitBytes);
+      },
+    });
   }
 
   /** Label sets seen so far, so the hot path skips prom-client's per-call label hashing. */

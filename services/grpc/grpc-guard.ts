@@ -1,4 +1,6 @@
-import type { Metadata, ServerUnaryCall, sendUnaryData, UntypedHandleCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import type { Metadata, ServerUnaryCall, sendUnaryData, StatusObject, UntypedHandleCall, UntypedServiceImplementation } from "@grpc/grpc-js";
+import { context, SpanStatusCode, trace } from "@opentelemetry/api";
+import { contextFrom, isTracing, SpanKind, tracer } from "../core/tracing.js";
 import { toGrpcStatus } from "./grpc-errors.js";
 import { RefusedMessage } from "./grpc-limits.js";
 import type { GrpcDefinition } from "./unary-api.js";
@@ -25,8 +27,9 @@ export function guardService(
 ): UntypedServiceImplementation {
   const guarded: UntypedServiceImplementation = {};
   for (const [name, handler] of Object.entries(handlers)) {
-    const access = rpcAccess(serviceName, definition[name].path.split("/").pop()!);
-    guarded[name] = ((call: AnyCall, callback?: sendUnaryData<unknown>) => {
+    const method = definition[name].path.split("/").pop()!;
+    const access = rpcAccess(serviceName, method);
+    const serve = (call: AnyCall, callback?: sendUnaryData<unknown>) => {
       const authorization = call.metadata.get("authorization")[0];
       admit(access, { authorization: typeof authorization === "string" ? authorization : undefined, fromGateway: transport.fromGateway(call) }, credentials).then(
         (caller) => {
@@ -36,9 +39,35 @@ export function guardService(
         },
         (error: unknown) => (callback ? callback(toGrpcStatus(error)) : call.emit("error", toGrpcStatus(error))),
       );
+    };
+    guarded[name] = ((call: AnyCall, callback?: sendUnaryData<unknown>) => {
+      if (isTracing()) return tracedCall(`${serviceName}/${method}`, call, callback, (answer) => serve(call, answer));
+      serve(call, callback);
     }) as UntypedHandleCall;
   }
   return guarded;
+}
+
+/**
+ * Serves a call inside a server span, a child of the caller's (its
+ * traceparent in the metadata): the span ends with the unary answer, or when
+ * a stream ends or fails; a failure carries its error code.
+ */
+function tracedCall(name: string, call: AnyCall, callback: sendUnaryData<unknown> | undefined, serve: (callback?: sendUnaryData<unknown>) => void): void {
+  const parent = contextFrom(call.metadata.getMap() as Record<string, string>);
+  const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: { "rpc.system": "grpc", "rpc.method": name } }, parent);
+  const end = (error?: Partial<StatusObject> | null) => {
+    if (!span.isRecording()) return;
+    span.setAttribute("rpc.grpc.status_code", error?.code ?? 0);
+    if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: String(error.metadata?.get("docservice-error-code")[0] ?? error.details ?? "") });
+    span.end();
+  };
+  if (!callback) {
+    call.once("finish", () => end());
+    call.once("error", (error: Partial<StatusObject>) => end(error));
+  }
+  const answer: sendUnaryData<unknown> | undefined = callback && ((error, value, trailer, flags) => (end(error), callback(error, value, trailer, flags)));
+  context.with(trace.setSpan(parent, span), () => serve(answer));
 }
 
 function speakOnlyForYourself(request: Record<string, unknown>, caller: Caller, peer: string): void {

@@ -4,6 +4,7 @@ import type { CredentialCheck } from "../access/admit.js";
 import { guardService } from "./grpc-guard.js";
 import type { InternalTransport } from "../access/internal-transport.js";
 import { boundedDefinition, grpcServerOptions, type GrpcConnectionLimits } from "./grpc-limits.js";
+import { grpcMetricsInterceptor } from "./grpc-metrics.js";
 import type { MessageLimits } from "../core/message-limits.js";
 import { unaryHandlers } from "./grpc-server.js";
 import { probe, type HealthCheck } from "../core/health.js";
@@ -53,7 +54,7 @@ const HEALTH_INTERVAL_MS = 2000;
  * each service's own health check.
  */
 export async function startGrpcHost(settings: GrpcHostSettings, services: HostedService[], logger: Logger): Promise<GrpcHost> {
-  const server = new Server(grpcServerOptions(settings.connections, settings.messages));
+  const server = new Server({ ...grpcServerOptions(settings.connections, settings.messages), interceptors: [grpcMetricsInterceptor] });
   const health = new HealthImplementation({ "": "SERVING" });
   health.addToServer(server);
   for (const service of services) {

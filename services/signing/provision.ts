@@ -5,6 +5,7 @@ import type { DataDir } from "../core/data-dir.js";
 import type { Logger } from "../core/logger.js";
 import { connectRedis } from "../core/redis-client.js";
 import type { ConversionApi } from "../conversion/conversion-service.js";
+import { watchCertificateExpiry } from "../core/certificate-expiry.js";
 import { describeCertificate } from "./keys/certificate-description.js";
 import { EmbeddedSignatureLedger } from "./ledger/embedded-signature-ledger.js";
 import { loadLocalKeyFromFiles, loadOrCreateLocalKey, parsePemCertificates } from "./keys/local-key.js";
@@ -13,6 +14,7 @@ import { RedisSignatureLedger } from "./ledger/redis-signature-ledger.js";
 import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
 import { needsTimestampAuthority } from "./model.js";
+import { exportSigningLoad } from "./signing-metrics.js";
 import { SigningService } from "./signing-service.js";
 import { SigningWorkers } from "./workers/signing-workers.js";
 
@@ -44,6 +46,7 @@ export async function provisionSigning(config: SigningSettings, dataDir: DataDir
     { size: config.signingWorkers, queueLimit: config.signingQueueLimit, trustedRootsDer, timestampAuthority, revocation },
     log,
   );
+  exportSigningLoad(() => workers.load());
   const service = new SigningService({
     key,
     workers,
@@ -60,6 +63,7 @@ export async function provisionSigning(config: SigningSettings, dataDir: DataDir
     },
   });
   const certificate = describeCertificate(key.certificateDer);
+  watchCertificateExpiry("signing", () => key.certificateDer);
   log.info(
     { backend: config.signingKeyBackend, algorithm: key.algorithm, subject: certificate.subject, sha256: certificate.sha256, workers: config.signingWorkers, tsa: config.signingTsaUrl ?? "none" },
     "signing service ready",

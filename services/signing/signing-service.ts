@@ -26,6 +26,7 @@ import type { SignatureLedger } from "./ledger/signature-ledger.js";
 import type { SigningKey } from "./keys/signing-key.js";
 import type { SigningWorkers } from "./workers/signing-workers.js";
 import { verifyResponse } from "./verification/verification-answers.js";
+import { countSigned } from "./signing-metrics.js";
 
 export type SigningApi = UnaryApi<typeof SigningServiceService>;
 
@@ -76,7 +77,9 @@ export class SigningService implements SigningApi {
 
     const sign = async () => {
       const pdf = await this.asPdf(received);
-      return this.deps.workers.sign({ pdf, documentId: eventId ?? randomUUID(), documentSha256, signer, events, signedAt: this.now(), certificatePage, metadataJson, level });
+      const signed = await this.deps.workers.sign({ pdf, documentId: eventId ?? randomUUID(), documentSha256, signer, events, signedAt: this.now(), certificatePage, metadataJson, level });
+      countSigned(level);
+      return signed;
     };
     const signed = eventId ? await this.signOnce(order.callerKeyId, eventId, requestFingerprint(order, documentSha256), sign) : await sign();
     return { document: { content: signed, contentType: "application/pdf" } };

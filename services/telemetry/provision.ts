@@ -1,10 +1,9 @@
-import { Gauge } from "prom-client";
 import type { PlatformConfig } from "../core/config.js";
 import type { TelemetryConfig } from "./config.js";
 import type { DataDir } from "../core/data-dir.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
-import { serviceMetrics } from "../core/service-metrics.js";
+import { aggregatorProgress, exportSpoolSize } from "./telemetry-metrics.js";
 import { EmbeddedLicenseKeyStore } from "./license-keys/embedded-license-key-store.js";
 import { kafkaOptions } from "./kafka/kafka-options.js";
 import { KafkaThread } from "./kafka/kafka-thread-client.js";
@@ -44,20 +43,25 @@ export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dat
   let sink: RecordSink;
   let guard = NO_REPLAY_GUARD;
   if (config.kafkaBrokers.length > 0) {
-    const producer = new KafkaThread({ config, role: "producer" }, log, () => {});
+    const producer = new KafkaThread({ config, role: "producer" }, log, undefined);
     stops.unshift(() => producer.close());
     sink = guard = producer;
     if (withAggregator) {
-      const aggregator = new KafkaThread({ config, role: "aggregator" }, log, consumerLagGauge());
+      const aggregator = new KafkaThread({ config, role: "aggregator" }, log, aggregatorProgress);
       stops.unshift(() => aggregator.close());
     }
   } else {
-    sink = { write: (records) => usageStore.record(records) };
+    sink = {
+      write: async (records) => {
+        await usageStore.record(records);
+        aggregatorProgress.applied(records.length);
+      },
+    };
   }
   const spool = Spool.open(dataDir.path("usage-spool"), { maxBytes: config.telemetrySpoolMaxBytes });
   const intake = new UsageIntake(sink, guard, spool, { directTimeoutMs: config.telemetryDirectTimeoutMs, retryDirectAfterMs: 2000, handOverMs: config.telemetrySpoolHandOverMs }, log);
   stops.unshift(() => intake.close());
-  exportSpoolSize(intake);
+  exportSpoolSize(() => intake.spooledBytes);
 
   const service = new TelemetryService(intake, usageStore, licenseKeys);
   log.info({ pipeline: config.kafkaBrokers.length > 0 ? `kafka ${config.kafkaBrokers.join(",")}` : "embedded", spooled: spool.bytes }, "telemetry service ready");
@@ -73,7 +77,7 @@ export function provisionTelemetry(config: PlatformConfig & TelemetryConfig, dat
 export function provisionAggregator(config: PlatformConfig & TelemetryConfig, dataDir: DataDir, logger: Logger): { health: HealthCheck; close: Stop } {
   const log = logger.child({ service: "usage-aggregator" });
   const usageStore = openUsageStore(redisOf(config, log), dataDir);
-  const options = { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, reportLag: consumerLagGauge() };
+  const options = { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, progress: aggregatorProgress };
   const aggregator = new UsageAggregator(kafkaOptions(config.kafkaBrokers, "docservice-usage-aggregator"), usageStore, options, log);
   aggregator.start();
   return {
@@ -83,27 +87,4 @@ export function provisionAggregator(config: PlatformConfig & TelemetryConfig, da
       await usageStore.close();
     },
   };
-}
-
-/** Registers `docservice_usage_consumer_lag` (replacing an earlier one) and returns its setter. */
-function consumerLagGauge(): (records: number) => void {
-  serviceMetrics.removeSingleMetric("docservice_usage_consumer_lag");
-  const gauge = new Gauge({
-    name: "docservice_usage_consumer_lag",
-    help: "Usage records in Kafka not yet applied to the usage store, summed over partitions.",
-    registers: [serviceMetrics],
-  });
-  return (records) => gauge.set(records);
-}
-
-function exportSpoolSize(intake: UsageIntake): void {
-  serviceMetrics.removeSingleMetric("docservice_usage_spool_bytes");
-  new Gauge({
-    name: "docservice_usage_spool_bytes",
-    help: "Usage events waiting in the local spool for Kafka, in bytes.",
-    registers: [serviceMetrics],
-    collect() {
-      this.set(intake.spooledBytes);
-    },
-  });
 }

@@ -22,6 +22,8 @@ import type { UsageIntake } from "./intake/usage-intake.js";
 import type { UsageRecord } from "./usage-record.js";
 import type { UsageReport } from "./usage-report.js";
 import type { UsageStore } from "./usage/usage-store.js";
+import { countAccepted } from "./telemetry-metrics.js";
+import { inSpan, isTracing, SpanKind } from "../core/tracing.js";
 
 export type TelemetryApi = UnaryApi<typeof TelemetryServiceService>;
 
@@ -76,7 +78,10 @@ export class TelemetryService implements TelemetryModuleApi {
         metadata: report.metadata,
       }),
     );
-    await this.intake.accept(records);
+    // the span's context travels with the records (their Kafka header), for the aggregator's span to link back to
+    if (isTracing()) await inSpan("store usage events", { kind: SpanKind.PRODUCER, attributes: { "docservice.usage.events": records.length } }, () => this.intake.accept(records));
+    else await this.intake.accept(records);
+    countAccepted(records.length);
     return { accepted: records.length, metadataDropped: [...report.metadataDropped] };
   }
 

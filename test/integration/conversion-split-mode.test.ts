@@ -15,6 +15,7 @@ import { freePort } from "../support/ports.js";
 import { answers, plaintextTransport, startService, type ServiceProcess } from "../support/service-process.js";
 import { corpusFile } from "../support/corpus.js";
 import { docxFileText } from "../support/docx-text.js";
+import { sampleValues } from "../support/metrics-text.js";
 import { describePdfAResult, validatePdfA } from "../support/verapdf.js";
 
 const docx = corpusFile("word_tables.docx");
@@ -125,6 +126,15 @@ describe("conversion in split mode", () => {
     assert.equal(seen.inFlight, 1, "one instance converts one document at a time");
     assert.ok(seen.waiting >= 1, `the others waited for it (${JSON.stringify(seen)})`);
     assert.deepEqual([await gauge("docservice_conversion_waiting"), await gauge("docservice_conversion_in_flight")], [0, 0]);
+  });
+
+  test("the conversion role counts each gRPC call by method and code, and each conversion by outcome", async () => {
+    const text = await (await fetch(`${metrics}/metrics`)).text();
+    const convert = { service: "docservice.v1.ConversionService", method: "Convert" };
+    // the four conversions of the tests above, each a Convert stream from the gateway
+    assert.equal(sampleValues(text, "docservice_grpc_server_handled_total", { ...convert, code: "OK" })[0], 4);
+    assert.equal(sampleValues(text, "docservice_grpc_server_handling_seconds_count", convert)[0], 4);
+    assert.equal(sampleValues(text, "docservice_conversions_total", { source: "docx", target: "pdf", outcome: "converted" })[0], 4);
   });
 
   test("an internal caller streams a document with the ts-proto client", async () => {

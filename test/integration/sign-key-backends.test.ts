@@ -4,11 +4,13 @@
 // /v1/verify). The default local RSA key is covered by sign-route.test.ts.
 // Outputs are checked with pdfsig, pyHanko and /v1/verify.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createTestPki, TEST_PKI } from "../support/openssl.js";
+import { sampleValues } from "../support/metrics-text.js";
 import { pageCount } from "../support/pdf-tools.js";
 import { textPdf } from "../support/pdf-fixtures.js";
 import { pdfsig, pyhankoValidate } from "../support/pdf-validators.js";
@@ -169,6 +171,12 @@ describe("signing through each key backend", () => {
             }
           }
           assert.equal((await sign(signBody(pdf))).status, 200);
+        });
+
+        test("the TSA's certificate expiry is on /metrics once a token was signed with it", async () => {
+          const metrics = await (await fetch(`${platform.base}/metrics`)).text();
+          const expiry = sampleValues(metrics, "docservice_certificate_expiry_timestamp_seconds", { certificate: "timestamp-authority" });
+          assert.deepEqual(expiry, [Date.parse(new X509Certificate(readFileSync(tsa.tsaCertificatePath)).validTo) / 1000]);
         });
       }
     });

@@ -2,7 +2,7 @@
 // with its own session and signs in its own thread; the sessions a worker
 // leaves open when it ends (closed pool, dead thread) are closed by the
 // service; a key the worker cannot use is a 503 whose log names the HSM's
-// error and never the PIN.
+// error and never the PIN, counted as a key error on /metrics.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { Writable } from "node:stream";
@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import pino from "pino";
 import pkcs11js from "pkcs11js";
 import { ServiceError } from "../../services/core/errors.js";
+import { serviceMetrics } from "../../services/core/service-metrics.js";
 import { openPkcs11Key, type Pkcs11Key } from "../../services/signing/keys/pkcs11/pkcs11-key.js";
 import type { SigningKey } from "../../services/signing/keys/signing-key.js";
 import { verifyPdfSignatures } from "../../services/signing/pdf/pdf-verifier.js";
@@ -102,6 +103,8 @@ describe("signing workers with a PKCS#11 key (SoftHSM2)", () => {
       },
     };
     const workers = startSigningWorkers(elsewhere, { logger });
+    const keyErrors = async () => (await serviceMetrics.getSingleMetric("docservice_signing_key_errors_total")!.get()).values[0]?.value ?? 0;
+    const keyErrorsBefore = await keyErrors();
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         await assert.rejects(signWith(workers), (error: unknown) => {
@@ -115,6 +118,7 @@ describe("signing workers with a PKCS#11 key (SoftHSM2)", () => {
       assert.equal(failures.length, 2);
       assert.match(failures[0]!, /no private key labelled \\"no-such-key\\" on token \\"docservice-test\\"/);
       assert.ok(!logged.join("").includes(token.userPin));
+      assert.equal((await keyErrors()) - keyErrorsBefore, 2, "each failure is on /metrics as a key error");
     } finally {
       await workers.close();
     }

@@ -60,8 +60,19 @@ describe("telemetry through Kafka", () => {
     const grouped = (await usage(base, key, today(), today(), ADMIN_TOKEN, "metadata.tenant")).body.grouped;
     assert.deepEqual(grouped.groups.map((g: { value: string; documents: number; opens: number }) => [g.value, g.documents, g.opens]), [["other", 1, 1]]);
 
-    const metrics = await (await fetch(`${base}/metrics`)).text();
-    assert.match(metrics, /^docservice_usage_consumer_lag \d+/m);
+    // on /metrics: every accepted event applied, no lag left on any partition, nothing spooled
+    const sample = (metrics: string, name: string) => [...metrics.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "gm"))].map((m) => Number(m[1]));
+    let metrics = "";
+    await waitFor(
+      async () => {
+        metrics = await (await fetch(`${base}/metrics`)).text();
+        const lag = sample(metrics, "docservice_usage_consumer_lag");
+        return lag.length > 0 && lag.every((records) => records === 0) && sample(metrics, "docservice_usage_events_applied_total")[0] === sample(metrics, "docservice_usage_events_accepted_total")[0];
+      },
+      { timeoutMs: 15_000, what: "the aggregator to report no lag and every accepted event applied" },
+    );
+    assert.ok(sample(metrics, "docservice_usage_events_accepted_total")[0]! >= 8);
+    assert.match(metrics, /^docservice_usage_consumer_lag\{partition="0"\} 0$/m);
     assert.match(metrics, /^docservice_usage_spool_bytes 0/m);
   });
 

@@ -70,7 +70,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
   }
 
   function aggregate(topic: string, groupId: string, usageStore: UsageStore = store): UsageAggregator {
-    const aggregator = new UsageAggregator(options, usageStore, { topic, groupId, reportLag: () => {} }, logger);
+    const aggregator = new UsageAggregator(options, usageStore, { topic, groupId, progress: { lag() {}, applied() {} } }, logger);
     aggregator.start();
     closing.push(() => aggregator.close());
     return aggregator;
@@ -131,7 +131,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
     try {
       aggregate(topic, group); // a member that stays, so each newcomer's join is a rebalance
       for (let delayMs = 0; delayMs <= 600; delayMs += 25) {
-        const aggregator = new UsageAggregator(options, store, { topic, groupId: group, reportLag: () => {} }, logger);
+        const aggregator = new UsageAggregator(options, store, { topic, groupId: group, progress: { lag() {}, applied() {} } }, logger);
         aggregator.start();
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         await aggregator.close();

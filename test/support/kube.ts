@@ -31,6 +31,17 @@ export function kedaCrdsFile(): string {
 }
 
 /**
+ * The Prometheus Operator's PodMonitor and PrometheusRule CRDs
+ * (scripts/testenv/kubernetes.sh), for the chart's monitoring objects. Apply
+ * them with `kubectl apply --server-side`, like KEDA's.
+ */
+export function prometheusOperatorCrdsFile(): string {
+  const path = join(cacheDir(), "prometheus-operator-crds", "prometheus-operator-crds.yaml");
+  if (!existsSync(path)) throw new Error(`${path} not found: run scripts/testenv/setup.sh`);
+  return path;
+}
+
+/**
  * Starts a throwaway control plane without controllers: etcd 3.5 and
  * kube-apiserver (scripts/testenv/kubernetes.sh) on free loopback ports, with
  * their data in temp dirs. Its API works as in a cluster (CRDs, CEL validation,

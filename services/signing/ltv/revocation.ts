@@ -24,6 +24,7 @@ import { nameText } from "./distinguished-name.js";
 import { ocspRequest } from "./ocsp-cert-id.js";
 import { ocspStatus } from "./ocsp-response.js";
 import type { RevocationStatus } from "./revocation-status.js";
+import { inSpan, SpanKind } from "../../core/tracing.js";
 
 export interface ValidationData {
   /** DER certificates: the chains, their issuers, OCSP responders. No duplicates. */
@@ -184,7 +185,7 @@ export class RevocationSource {
     const key = `${url}\n${body ? createHash("sha256").update(body.bytes).digest("hex") : ""}`;
     const cached = this.cache.get(key);
     if (cached) return cached.bytes;
-    const bytes = await guardedFetch(url, {
+    const fetched = () => guardedFetch(url, {
       subject,
       content,
       field: "url",
@@ -195,9 +196,15 @@ export class RevocationSource {
       allowHosts: this.options.allowHosts,
       body,
     });
+    const bytes = await inSpan(`fetch ${content}`, { kind: SpanKind.CLIENT, attributes: { "server.address": hostOf(url) } }, fetched);
     if (this.options.cacheMs > 0) this.cache.set(key, { bytes });
     return bytes;
   }
+}
+
+/** The host a fetch goes to, for its span: never the whole URL, whose path may say more than a trace should. */
+function hostOf(url: string): string {
+  return URL.parse(url)?.hostname ?? "";
 }
 
 function unavailable(message: string): ServiceError {

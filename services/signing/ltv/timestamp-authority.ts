@@ -24,6 +24,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import forge from "node-forge";
 import { ServiceError } from "../../core/errors.js";
+import { inSpan, SpanKind } from "../../core/tracing.js";
 import {
   OID,
   algorithmIdentifier,
@@ -135,7 +136,11 @@ export class TimestampAuthority {
     return this.tokenFromReply(reply, imprint, toDer(nonce));
   }
 
-  private async post(request: Buffer): Promise<Buffer> {
+  private post(request: Buffer): Promise<Buffer> {
+    return inSpan("tsa request", { kind: SpanKind.CLIENT, attributes: { "server.address": this.url.hostname } }, () => this.postOnce(request));
+  }
+
+  private async postOnce(request: Buffer): Promise<Buffer> {
     // covers connecting, the headers and (below) reading the body, a second attempt included
     const signal = AbortSignal.timeout(this.timeoutMs);
     let response: Response;

@@ -28,7 +28,7 @@ export interface SigningJob extends Pick<SignOrder, "signer" | "events" | "certi
 /** What a worker signs with besides the key. */
 export interface SigningServices {
   /** Required for the levels that {@link needsTimestampAuthority}: without one, they are refused (NOT_CONFIGURED) once the document has been checked. */
-  timestampAuthority?: TimestampAuthority;
+  timestampAuthority?: Pick<TimestampAuthority, "requestTimestampToken" | "requestTimestampTokenForDigest">;
   revocation: Pick<RevocationSource, "collect">;
 }
 

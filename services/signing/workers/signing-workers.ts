@@ -1,5 +1,7 @@
 import type { Worker } from "node:worker_threads";
 import { startTypeScriptWorker } from "../../core/typescript-worker.js";
+import { watchCertificateExpiry } from "../../core/certificate-expiry.js";
+import { isTracing, tracedServiceName, traceHeaders } from "../../core/tracing.js";
 import { ServiceError } from "../../core/errors.js";
 import type { RevocationSourceOptions } from "../ltv/revocation.js";
 import type { Logger } from "../../core/logger.js";
@@ -8,6 +10,7 @@ import type { SigningJob } from "./signing-job.js";
 import type { SigningKey } from "../keys/signing-key.js";
 import { deserializeError } from "../../core/thread-errors.js";
 import { Pkcs11KeyError } from "../keys/pkcs11/errors.js";
+import { countKeyError, type SigningLoad } from "../signing-metrics.js";
 import { asBuffer, transferList, type FromWorker, type Task, type ToWorker, type WorkerSetup } from "./worker-protocol.js";
 
 export interface SigningWorkersOptions {
@@ -79,6 +82,10 @@ export class SigningWorkers {
     return done.verification!;
   }
 
+  load(): SigningLoad {
+    return { workers: this.workers.length, busy: this.workers.filter((w) => w.inFlight > 0).length, tasks: this.pending.size, taskLimit: this.options.queueLimit };
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all(
@@ -101,7 +108,8 @@ export class SigningWorkers {
     worker.inFlight++;
     return new Promise((resolve, reject) => {
       this.pending.set(taskId, { worker, resolve, reject });
-      worker.thread.postMessage({ type: "task", taskId, task } satisfies ToWorker, transferList(task.kind === "sign" ? task.job.pdf : task.pdf));
+      const trace = isTracing() ? traceHeaders() : undefined;
+      worker.thread.postMessage({ type: "task", taskId, task, trace } satisfies ToWorker, transferList(task.kind === "sign" ? task.job.pdf : task.pdf));
     });
   }
 
@@ -111,6 +119,7 @@ export class SigningWorkers {
       trustedRootsDer: this.options.trustedRootsDer,
       timestampAuthority: this.options.timestampAuthority,
       revocation: this.options.revocation,
+      tracedAs: tracedServiceName(),
     };
     const worker: PooledWorker = { thread: startTypeScriptWorker("./signing-worker.js", import.meta.url, setup), inFlight: 0, startedAt: Date.now(), sessions: new Map() };
     worker.thread.on("message", (message: FromWorker) => this.onMessage(worker, message));
@@ -121,6 +130,10 @@ export class SigningWorkers {
   }
 
   private onMessage(worker: PooledWorker, message: FromWorker): void {
+    if (message.type === "timestampAuthorityCertificate") {
+      const certificate = asBuffer(message.der);
+      return watchCertificateExpiry("timestamp-authority", () => certificate);
+    }
     if (message.type === "session") {
       const handle = asBuffer(message.handle);
       if (message.open) worker.sessions.set(handle.toString("hex"), handle);
@@ -139,6 +152,7 @@ export class SigningWorkers {
   private failure(error: Error): Error {
     if (error instanceof ServiceError) return error;
     if (error.name === Pkcs11KeyError.name) {
+      countKeyError();
       this.logger.error({ err: error.message }, "the signing key failed");
       return new ServiceError("UNAVAILABLE", "The signing key (HSM) is unavailable; try again shortly.", { retryAfterSeconds: 5 });
     }

@@ -9,6 +9,8 @@ import type { SigningJob } from "./signing-job.js";
 /** What a worker needs to build signatures: the key to open in its own thread, and where to check and timestamp. */
 export interface WorkerSetup {
   key: WorkerKey;
+  /** Set when the process exports traces: the worker exports its spans under this service name too. */
+  tracedAs?: string;
   trustedRootsDer: Uint8Array[];
   /** Set: every signature is timestamped by this RFC 3161 authority. */
   timestampAuthority?: { url: string; timeoutMs: number };
@@ -18,13 +20,16 @@ export interface WorkerSetup {
 
 export type Task = { kind: "sign"; job: SigningJob } | { kind: "verify"; pdf: Uint8Array } | { kind: "extend"; pdf: Uint8Array };
 
-export type ToWorker = { type: "task"; taskId: number; task: Task };
+/** `trace`: the caller's trace context (traceparent), so the task's spans join its trace. */
+export type ToWorker = { type: "task"; taskId: number; task: Task; trace?: Record<string, string> };
 
 export type FromWorker =
   | { type: "done"; taskId: number; signed?: Uint8Array; verification?: PdfVerification }
   | { type: "failed"; taskId: number; error: SerializedError }
   /** A token session the worker's key opened (`open`) or ended: left open when the worker ends, the parent closes it. */
-  | { type: "session"; handle: Uint8Array; open: boolean };
+  | { type: "session"; handle: Uint8Array; open: boolean }
+  /** The certificate the TSA signed a token with, when it is not the one reported before. */
+  | { type: "timestampAuthorityCertificate"; der: Uint8Array };
 
 /**
  * The transfer list for posting `bytes` to another thread: their ArrayBuffer

@@ -7,10 +7,14 @@ import type { RecordSink } from "../intake/record-sink.js";
 import type { ReplayGuard } from "../intake/replay-guard.js";
 import { serializeUsageRecords, type UsageRecord } from "../usage-record.js";
 import { TurnBatcher } from "./turn-batcher.js";
+import type { AggregatorProgress } from "./usage-aggregator.js";
+import { isTracing, tracedServiceName, traceHeaders } from "../../core/tracing.js";
 
 /** A write waiting to travel to the thread with others, and how to answer its caller. */
 interface PendingWrite {
   records: UsageRecord[];
+  /** The writer's traceparent, when traced. */
+  trace?: string;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -59,14 +63,15 @@ export class KafkaThread implements RecordSink, ReplayGuard {
   constructor(
     private readonly setup: KafkaThreadSetup,
     private readonly logger: Logger,
-    private readonly reportLag: (records: number) => void,
+    private readonly progress: AggregatorProgress | undefined,
   ) {
     this.thread = this.spawn();
   }
 
   write(records: UsageRecord[]): Promise<void> {
+    const trace = isTracing() ? traceHeaders().traceparent : undefined;
     return new Promise((resolve, reject) => {
-      this.queued.add({ records, resolve, reject });
+      this.queued.add({ records, trace, resolve, reject });
     });
   }
 
@@ -102,12 +107,16 @@ export class KafkaThread implements RecordSink, ReplayGuard {
     this.sent.set(batchId, batch);
     const keys: string[] = [];
     const values: string[] = [];
-    for (const { records } of batch) serializeUsageRecords(records, keys, values);
-    this.thread.postMessage({ type: "write", batchId, keys, values } satisfies ToKafkaThread);
+    const traces: string[] | undefined = isTracing() ? [] : undefined;
+    for (const { records, trace } of batch) {
+      serializeUsageRecords(records, keys, values);
+      while (traces && traces.length < values.length) traces.push(trace ?? "");
+    }
+    this.thread.postMessage({ type: "write", batchId, keys, values, traces } satisfies ToKafkaThread);
   }
 
   private spawn(): Worker {
-    const thread = startTypeScriptWorker("./kafka-thread.js", import.meta.url, this.setup, this.setup.role === "producer" ? PRODUCER_LIMITS : undefined);
+    const thread = startTypeScriptWorker("./kafka-thread.js", import.meta.url, { ...this.setup, tracedAs: tracedServiceName() }, this.setup.role === "producer" ? PRODUCER_LIMITS : undefined);
     this.alive = true;
     thread.on("message", (message: FromKafkaThread) => this.onMessage(message));
     thread.on("error", (error) => this.logger.error({ err: error }, "kafka thread failed"));
@@ -116,7 +125,8 @@ export class KafkaThread implements RecordSink, ReplayGuard {
   }
 
   private onMessage(message: FromKafkaThread): void {
-    if (message.type === "lag") return this.reportLag(message.records);
+    if (message.type === "lag") return this.progress?.lag(message.byPartition);
+    if (message.type === "applied") return this.progress?.applied(message.events);
     if (message.type === "position") {
       this.known = message.position;
       return;

@@ -9,6 +9,7 @@ import { Admin } from "@platformatic/kafka";
 import { DataDir } from "../../core/data-dir.js";
 import { createLogger } from "../../core/logger.js";
 import { stopAll, type Stop } from "../../core/shutdown.js";
+import { startTracing } from "../../core/tracing.js";
 import { KafkaLogReader } from "./kafka-log-reader.js";
 import { kafkaOptions } from "./kafka-options.js";
 import type { FromKafkaThread, KafkaThreadSetup, ToKafkaThread } from "./kafka-thread-protocol.js";
@@ -17,8 +18,9 @@ import { openUsageStore, redisOf } from "../usage/open-usage-store.js";
 import { topicOffsets } from "./topic-offsets.js";
 import { UsageAggregator } from "./usage-aggregator.js";
 
-const { config, role } = (workerData as { data: KafkaThreadSetup }).data;
-const logger = createLogger(config.logLevel).child({ service: "telemetry", thread: `kafka ${role}` });
+const { config, role, tracedAs } = (workerData as { data: KafkaThreadSetup }).data;
+if (tracedAs) startTracing(tracedAs);
+const logger = createLogger(config.logLevel, { traced: tracedAs !== undefined }).child({ service: "telemetry", thread: `kafka ${role}` });
 const port = parentPort!;
 const post = (message: FromKafkaThread) => port.postMessage(message);
 
@@ -39,7 +41,7 @@ if (role === "producer") {
   const aggregator = new UsageAggregator(
     kafkaOptions(config.kafkaBrokers, "docservice-usage-aggregator"),
     store,
-    { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, reportLag: (records) => post({ type: "lag", records }) },
+    { topic: config.telemetryTopic, groupId: config.telemetryConsumerGroup, progress: { lag: (byPartition) => post({ type: "lag", byPartition }), applied: (events) => post({ type: "applied", events }) } },
     logger,
   );
   aggregator.start();
@@ -78,7 +80,7 @@ port.on("message", (message: ToKafkaThread) => {
     const { batchId } = message;
     if (!usageLog) return post({ type: "written", batchId, error: "this thread runs the aggregator, not the producer" });
     const log = usageLog;
-    log.writeSerialized(message.keys, message.values).then(
+    log.writeSerialized(message.keys, message.values, message.traces).then(
       () => post({ type: "written", batchId, position: log.position() }),
       (error: unknown) => post({ type: "written", batchId, error: messageOf(error) }),
     );

@@ -66,9 +66,11 @@ export class KafkaUsageLog implements RecordSink {
    * Records already as JSON (`values`), with their license keys: what the
    * Kafka thread receives, since strings cross threads far cheaper than
    * objects. A write too large for one produce request is cut into parts,
-   * which idle producers send side by side.
+   * which idle producers send side by side. `traces`, when given, holds each
+   * record's traceparent ("" for none), written as its header, so the
+   * aggregator's span that applies it links back to the request.
    */
-  writeSerialized(keys: string[], values: string[]): Promise<void> {
+  writeSerialized(keys: string[], values: string[], traces?: string[]): Promise<void> {
     const parts: Array<Promise<void>> = [];
     let messages: Message[] = [];
     let bytes = 0;
@@ -79,7 +81,8 @@ export class KafkaUsageLog implements RecordSink {
         messages = [];
         bytes = 0;
       }
-      messages.push({ topic: this.topic, key: keys[i], value: values[i] });
+      const traceparent = traces?.[i];
+      messages.push(traceparent ? { topic: this.topic, key: keys[i], value: values[i], headers: { traceparent } } : { topic: this.topic, key: keys[i], value: values[i] });
       bytes += size;
     }
     if (messages.length > 0) parts.push(this.enqueue(messages, bytes));

@@ -1,14 +1,22 @@
 import { Admin, Consumer, MessagesStreamFallbackModes, MessagesStreamModes, stringDeserializers, type BaseOptions, type Message, type MessagesStream } from "@platformatic/kafka";
 import type { Logger } from "../../core/logger.js";
+import { inSpan, isTracing, linkTo, SpanKind } from "../../core/tracing.js";
 import { parseUsageRecords } from "../usage-record.js";
 import type { PartitionBatch, UsageStore } from "../usage/usage-store.js";
 import { topicOffsets } from "./topic-offsets.js";
 
+/** What an aggregator reports of its progress (on /metrics). */
+export interface AggregatorProgress {
+  /** Every few seconds: records in Kafka not yet applied, as [partition, records] pairs. */
+  lag(byPartition: Array<[number, number]>): void;
+  /** Events a batch added to the counts. */
+  applied(events: number): void;
+}
+
 export interface UsageAggregatorOptions {
   topic: string;
   groupId: string;
-  /** Called every few seconds with the records in Kafka not yet applied, summed over partitions. */
-  reportLag(records: number): void;
+  progress: AggregatorProgress;
 }
 
 type UsageMessage = Message<string, string, string, string>;
@@ -50,7 +58,7 @@ const REBALANCE_TIMEOUT_MS = 15_000;
  * is behind the group's committed offsets (restored from an older snapshot),
  * the group's offset of that partition is moved back to the store's and the
  * stream starts again from there. Lag (records not yet applied) is measured
- * every few seconds and handed to `reportLag`.
+ * every few seconds and reported with what each batch applied (`progress`).
  */
 export class UsageAggregator {
   private readonly consumer: Consumer<string, string, string, string>;
@@ -197,7 +205,8 @@ export class UsageAggregator {
           return parseUsageRecords(message.value ?? "").map((record) => ({ offset, record }));
         }),
       };
-      const result = await this.store.applyPartitionBatch(batch);
+      const result = await this.traced(list, partition, () => this.store.applyPartitionBatch(batch));
+      if ("applied" in result) this.settings.progress.applied(result.applied);
       if ("behind" in result) {
         if (await this.rewind(batch, result.behind + 1)) {
           rewound = true;
@@ -226,8 +235,17 @@ export class UsageAggregator {
       return true;
     }
     this.logger.error({ topic, partition, lost: `${from}-${low - 1}` }, "usage records deleted by retention before the usage store applied them; counting from the oldest kept");
-    await this.store.applyPartitionBatch(batch, { acceptGap: true });
+    const result = await this.store.applyPartitionBatch(batch, { acceptGap: true });
+    if ("applied" in result) this.settings.progress.applied(result.applied);
     return false;
+  }
+
+  /** Applies a partition's batch, when traced in a span linked to the request of each of its records (their traceparent header). */
+  private traced<T>(messages: UsageMessage[], partition: number, apply: () => Promise<T>): Promise<T> {
+    if (!isTracing()) return apply();
+    const links = messages.flatMap((message) => linkTo(message.headers.get("traceparent")));
+    const attributes = { "messaging.system": "kafka", "messaging.destination.name": this.settings.topic, "messaging.destination.partition.id": String(partition), "messaging.batch.message_count": messages.length };
+    return inSpan("apply usage records", { kind: SpanKind.CONSUMER, links, attributes }, apply);
   }
 
   /** A topic deleted and created again starts its offsets over: the fences of the old one must go. */
@@ -246,7 +264,7 @@ export class UsageAggregator {
       ]);
       const topic = group?.topics.find((t) => t.name === this.settings.topic);
       const done = new Map(topic?.partitions.map((p) => [p.partitionIndex, Number(p.committedOffset)]) ?? []);
-      this.settings.reportLag(ends.reduce((total, p) => total + p.high - Math.max(0, done.get(p.partition) ?? 0), 0));
+      this.settings.progress.lag(ends.map((p) => [p.partition, p.high - Math.max(0, done.get(p.partition) ?? 0)]));
     } catch {
       // the broker is down: keep the last value; the intake logs the outage
     }

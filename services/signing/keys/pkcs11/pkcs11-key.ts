@@ -37,6 +37,7 @@ import { acquireModule, type ModuleLease, type Pkcs11 } from "./module.js";
 import { SignatureLatency } from "./signature-latency.js";
 import type { KeyAlgorithm, SigningKey, WorkerKey } from "../signing-key.js";
 import type { Pkcs11KeySettings } from "./settings.js";
+import { inSpan } from "../../../core/tracing.js";
 
 export { Pkcs11KeyError } from "./errors.js";
 export type { Pkcs11KeySettings } from "./settings.js";
@@ -175,7 +176,12 @@ export class Pkcs11Key implements SigningKey {
     this.#open = 1;
   }
 
-  async sign(data: Buffer): Promise<Buffer> {
+  /** A signature by the token, as a span of the trace that asked for it. */
+  sign(data: Buffer): Promise<Buffer> {
+    return inSpan("pkcs11 sign", { attributes: { "docservice.key.algorithm": this.algorithm, "docservice.key.token": this.tokenLabel } }, () => this.signOnToken(data));
+  }
+
+  private async signOnToken(data: Buffer): Promise<Buffer> {
     const ecdsa = this.algorithm === "ECDSA-P256";
     // CKM_ECDSA signs a digest; CKM_SHA256_RSA_PKCS hashes on the token.
     const input = ecdsa ? createHash("sha256").update(data).digest() : data;
