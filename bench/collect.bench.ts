@@ -49,6 +49,8 @@
  * Goals (issue #33): per report size, our rate at least 0.7 of the
  * platform client's ceiling, and at 10 events per report at least 2.5 times
  * the naive pipeline's.
+ * BENCH_TRACE_RATIO=0.1 runs the platform with tracing on, one trace in ten
+ * exported to a local OpenTelemetry Collector (support/bench-tracing.ts).
  * Last, the Redis memory of exact counts: 1,000,000 events of 10,000
  * documents with a metadata dimension of 100 values, applied as the
  * aggregator does (support/redis-bytes-per-event.ts); 1 byte or more per
@@ -68,6 +70,7 @@ import { waitFor, waitForTcp } from "../test/support/wait.js";
 import { closedLoop, percentile } from "./support/closed-loop-http.js";
 import { measureKafkaFloor, type KafkaFloor, type KafkaFloorClient } from "./support/kafka-floor.js";
 import { commandLine, cpuSeconds, descendants, measureCpu } from "./support/processes.js";
+import { benchTracing } from "./support/bench-tracing.js";
 import { redisFootprint } from "./support/redis-bytes-per-event.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -266,14 +269,14 @@ interface RunningPlatform {
 }
 
 /** The platform with Kafka and Redis, its logs in a file (as a service manager would keep them); resolves once /v1/health is 200. */
-async function startPlatform(logLevel: string, kafka: KafkaBroker, redis: RedisServer, dir: string): Promise<RunningPlatform> {
+async function startPlatform(logLevel: string, kafka: KafkaBroker, redis: RedisServer, dir: string, tracingEnv: Record<string, string>): Promise<RunningPlatform> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(dir, `platform-${logLevel}-`));
   const logFile = join(dir, `platform-${logLevel}.log`);
   const child = startChild(
     [...PLATFORM_NODE_ARGS, "--import", "tsx", "services/main.ts", "all"],
-    kafkaModeEnv({ port: String(port), dataDir, kafkaBrokers: kafka.brokers, redisUrl: redis.url }, { LOG_LEVEL: logLevel }),
+    kafkaModeEnv({ port: String(port), dataDir, kafkaBrokers: kafka.brokers, redisUrl: redis.url }, { LOG_LEVEL: logLevel, ...tracingEnv }),
     logFile,
   );
   const stop = () => stopChild(child);
@@ -339,6 +342,7 @@ async function main(): Promise<void> {
   let redis: RedisServer | undefined;
   let bareChild: ChildProcess | undefined;
   let naiveChild: ChildProcess | undefined;
+  const tracing = await benchTracing();
   const results: Array<{ logLevel: string; k: number; rounds: Round[]; ceilings: Map<KafkaFloorClient, number> }> = [];
   try {
     console.log("bench:collect — POST /v1/collect with real Kafka (idempotent producer, acks=all) and Redis, next to a bare node:http handler and a naive kafkajs pipeline");
@@ -351,6 +355,7 @@ async function main(): Promise<void> {
       `note: Kafka, Redis, the platform (usage aggregator included), the bare handler and this load generator share the same ${availableParallelism()} cores; ` +
         "the load generator is light (raw sockets, pre-encoded requests) but its CPU is taken from the servers, for both targets alike",
     );
+    console.log(tracing.describe);
     [kafka, redis] = await Promise.all([startKafka(), startRedis()]);
     const floors: KafkaFloor[] = [];
     for (const client of FLOOR_CLIENTS) {
@@ -378,7 +383,7 @@ async function main(): Promise<void> {
 
     for (const logLevel of LOG_LEVELS) {
       console.log(`\nplatform with LOG_LEVEL=${logLevel}${logLevel === "info" ? " (the production default: one access-log line per request)" : ""}`);
-      const platform = await startPlatform(logLevel, kafka, redis, dir);
+      const platform = await startPlatform(logLevel, kafka, redis, dir, tracing.env);
       try {
         for (const k of REPORT_SIZES) {
           console.log(`  ${k} event${k === 1 ? "" : "s"} per report`);
@@ -403,9 +408,11 @@ async function main(): Promise<void> {
         printLogProblems(platform.logFile);
       }
     }
+    const traced = await tracing.summary();
+    if (traced) console.log(traced);
   } finally {
     await Promise.all([bareChild, naiveChild].map((child) => child && stopChild(child)));
-    await Promise.allSettled([kafka?.stop(), redis?.stop()]);
+    await Promise.allSettled([kafka?.stop(), redis?.stop(), tracing.stop()]);
     rmSync(dir, { recursive: true, force: true });
   }
 

@@ -3,12 +3,14 @@
  * process, embedded defaults: local RSA-2048 key, worker threads on every core)
  * at concurrency 8: a 1-page and a 20-page PDF with the certificate page.
  * Every answer must be a 200 with a PDF that pdfsig accepts (checked once per
- * document before timing; any other status aborts the run).
+ * document before timing; any other status aborts the run). BENCH_TRACE_RATIO
+ * turns tracing on (support/bench-tracing.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { textPdf } from "../test/support/pdf-fixtures.js";
+import { benchTracing } from "./support/bench-tracing.js";
 import { pdfsig } from "../test/support/pdf-validators.js";
 import { startPlatform } from "../test/support/platform.js";
 import { waitFor } from "../test/support/wait.js";
@@ -24,11 +26,12 @@ function percentile(sorted: number[], p: number): number {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "docservice-bench-sign-http-"));
   // No DOCX here: one LibreOffice instance keeps the cores for signing.
-  const platform = await startPlatform({ CONVERSION_POOL_SIZE: "1", LOG_LEVEL: "warn" });
+  const tracing = await benchTracing();
+  const platform = await startPlatform({ CONVERSION_POOL_SIZE: "1", LOG_LEVEL: "warn", ...tracing.env });
   try {
     // LibreOffice starting in the background would share the cores with the measurement.
     await waitFor(async () => (await fetch(`${platform.base}/v1/health`)).status === 200, { timeoutMs: 120_000, intervalMs: 250, what: "every backend healthy" });
-    console.log(`POST /v1/sign over HTTP, concurrency ${CONCURRENCY}, ${REQUESTS} requests, ${availableParallelism()} cores, local key`);
+    console.log(`POST /v1/sign over HTTP, concurrency ${CONCURRENCY}, ${REQUESTS} requests, ${availableParallelism()} cores, local key; ${tracing.describe}`);
     for (const pages of [1, 20]) {
       const body = JSON.stringify(signBody(await textPdf(pages)));
       const sign = () => postJson(platform.base, "/v1/sign", body, platform.apiKey);
@@ -58,8 +61,11 @@ async function main(): Promise<void> {
           `${(latencies.length / seconds).toFixed(1)} docs/s`,
       );
     }
+    const traced = await tracing.summary();
+    if (traced) console.log(`  ${traced}`);
   } finally {
     await platform.stop();
+    await tracing.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

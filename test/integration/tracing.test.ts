@@ -2,8 +2,9 @@
 // (OTLP over HTTP, scripts/testenv/otelcol): a caller's traceparent is
 // honoured, the route and its authentication are spans of one trace, a failed
 // request carries its error, log lines name their trace, the trace goes on
-// over gRPC into the service the gateway calls and into a signing worker, and
-// the aggregator's span that counts a report links back to it through Kafka.
+// over gRPC into the service the gateway calls and into a signing worker (its
+// HSM, TSA, OCSP and CRL calls inside), and the aggregator's span that counts
+// a report links back to it through Kafka.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +16,8 @@ import { makeDocx } from "../support/docx-fixtures.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { startOtelCollector, type CollectedSpan, type OtelCollector } from "../support/otel-collector.js";
+import { textPdf } from "../support/pdf-fixtures.js";
+import { startPkiPlatform, type PkiPlatform } from "../support/pki-platform.js";
 import { startPlatform, type Platform } from "../support/platform.js";
 import { freePort } from "../support/ports.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
@@ -231,5 +234,55 @@ describe("traces through Kafka (a report, and the aggregator that counts it)", (
     assert.deepEqual([producer.parentSpanId, producer.kind, producer.attributes["docservice.usage.events"]], [route.spanId, PRODUCER, 2]);
     const apply = spans.find((s) => s.name === "apply usage records" && linked(s, producer))!;
     assert.deepEqual([apply.kind, apply.service, apply.attributes["messaging.destination.name"]], [CONSUMER, "docservice-all", "docservice.usage.v1"]);
+  });
+});
+
+describe("traces of long-term signatures (a real PKI's OCSP and CRL, a TSA)", () => {
+  let collector: OtelCollector;
+  let started: PkiPlatform;
+  const sign = (traceparent: string) =>
+    fetch(`${started.platform.base}/v1/sign`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${started.platform.apiKey}`, "Content-Type": "application/json", traceparent },
+      body: JSON.stringify(signBody(Buffer.from(pdf))),
+    });
+  let pdf: Uint8Array;
+
+  before(async () => {
+    collector = await startOtelCollector();
+    started = await startPkiPlatform({ SIGNING_LEVEL: "B-LT", CONVERSION_POOL_SIZE: "1", ...exportingTo(collector) });
+    pdf = await textPdf(1);
+  });
+  after(async () => {
+    await started?.stop();
+    await collector?.stop();
+  });
+
+  test("a sign that fails for want of revocation data is a failed trace, the fetch that failed inside it", async () => {
+    // first, before any answer is cached for minutes
+    const caller = callerSpan();
+    await started.pki.stopRevocationServices();
+    try {
+      assert.equal((await sign(caller.traceparent)).status, 503);
+    } finally {
+      await started.pki.startRevocationServices();
+    }
+    const spans = await collector.waitForSpans((all) => all.some((s) => s.traceId === caller.traceId && s.name === "POST /v1/sign"));
+    const ofTrace = spans.filter((s) => s.traceId === caller.traceId);
+    const route = spanNamed(ofTrace, "POST /v1/sign");
+    assert.deepEqual([route.status.code, route.attributes["error.type"]], [ERROR, "UNAVAILABLE"]);
+    const fetches = ofTrace.filter((s) => s.name.startsWith("fetch "));
+    assert.ok(fetches.length > 0 && fetches.every((s) => s.kind === CLIENT && s.status.code === ERROR && s.status.message === "UNAVAILABLE"), JSON.stringify(fetches.map((s) => [s.name, s.status])));
+  });
+
+  test("a B-LT sign fetches its revocation data in spans of its signing job", async () => {
+    const caller = callerSpan();
+    assert.equal((await sign(caller.traceparent)).status, 200);
+    const spans = await collector.waitForSpans((all) => all.some((s) => s.traceId === caller.traceId && s.name === "POST /v1/sign"));
+    const ofTrace = spans.filter((s) => s.traceId === caller.traceId);
+    const job = spanNamed(ofTrace, "signing worker: sign");
+    const fetched = ofTrace.filter((s) => s.name === "fetch OCSP response" || s.name === "fetch CRL");
+    assert.ok(fetched.length > 0, ofTrace.map((s) => s.name).join(", "));
+    for (const span of fetched) assert.deepEqual([span.kind, span.parentSpanId, span.attributes["server.address"], span.status.code], [CLIENT, job.spanId, "127.0.0.1", 0]);
   });
 });
