@@ -61,10 +61,11 @@ async function main(): Promise<void> {
           `${(latencies.length / seconds).toFixed(1)} docs/s`,
       );
     }
+  } finally {
+    // after the platform, whose last spans leave with its shutdown
+    await platform.stop();
     const traced = await tracing.summary();
     if (traced) console.log(`  ${traced}`);
-  } finally {
-    await platform.stop();
     await tracing.stop();
     rmSync(dir, { recursive: true, force: true });
   }
