@@ -134,10 +134,12 @@ export function markFailed(span: Span, error: unknown): void {
   span.addEvent("exception", { "exception.type": code });
 }
 
-/** trace_id and span_id of the active span, for log lines; none when no span is recording. */
-export function activeTraceFields(): { trace_id: string; span_id: string } | Record<string, never> {
-  const span = trace.getSpan(context.active());
-  if (!span?.isRecording()) return {};
+/** trace_id and span_id of `span` for a log line; none when it is not recording (tracing off, or not sampled). */
+export function traceFieldsOf(span: Span | undefined): { trace_id: string; span_id: string } | undefined {
+  if (!span?.isRecording()) return undefined;
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
 }
+
+/** The fields of the active span, for pino's mixin (an object, empty when there is none). */
+export const activeTraceFields = () => traceFieldsOf(trace.getSpan(context.active())) ?? {};

@@ -15,7 +15,7 @@ import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
 import { serviceMetrics } from "../core/service-metrics.js";
-import { inSpan, isTracing } from "../core/tracing.js";
+import { inSpan, isTracing, traceFieldsOf } from "../core/tracing.js";
 import { drainThen } from "../request-body/drain-body.js";
 import { answerClientErrors } from "./client-errors.js";
 import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods } from "./connect-bridge.js";
@@ -26,7 +26,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { apiReferenceFiles } from "./api-reference.js";
 import { openApiDocument } from "./openapi.js";
 import { inRequestScope } from "./request-scope.js";
-import { endRequestSpan, nameRequestSpan, recordRequestError, servedInSpan, traceFieldsOf, type Span } from "./request-span.js";
+import { endRequestSpan, nameRequestSpan, recordRequestError, servedInSpan, type Span } from "./request-span.js";
 
 export interface GatewaySettings extends ConnectionLimits {
   host: string;
@@ -172,7 +172,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       const seconds = (performance.now() - started) / 1000;
       const answered = response.writableFinished;
       metrics.observe(request.method ?? "", label, answered ? response.statusCode : 499, seconds);
-      const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10, ...(span && traceFieldsOf(span)) };
+      // the request's span by name, not the active one: "close" fires outside the request's context
+      const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10, ...traceFieldsOf(span) };
       logger.info(answered ? line : { ...line, clientClosed: true }, "request");
       if (span) endRequestSpan(span, answered ? response.statusCode : 499);
       if (leaving) server.closeIdleConnections();

@@ -35,10 +35,3 @@ export function endRequestSpan(span: Span, status: number): void {
   if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
   span.end();
 }
-
-/** trace_id and span_id for the access log line, which is written after the request's own context has ended. */
-export function traceFieldsOf(span: Span): { trace_id: string; span_id: string } | undefined {
-  if (!span.isRecording()) return undefined;
-  const { traceId, spanId } = span.spanContext();
-  return { trace_id: traceId, span_id: spanId };
-}
