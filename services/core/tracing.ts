@@ -1,4 +1,17 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Link, type Span, type TextMapGetter } from "@opentelemetry/api";
+import {
+  context,
+  INVALID_SPAN_CONTEXT,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type TextMapGetter,
+} from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
@@ -18,6 +31,26 @@ let tracedAs: string | undefined;
 
 /** Whether spans are exported: when not, hot paths skip making them at all. */
 export const isTracing = () => tracedAs !== undefined;
+
+/** Whether the sampler decides a span with a parent as its parent was decided (the parentbased_* samplers, the default). */
+let followsParent = false;
+
+/**
+ * Whether a span started now under `parent` may be recorded: not while
+ * tracing is off, nor under a parent that was not sampled when the sampler
+ * follows parents. Where it may not, hot paths make no span at all (a
+ * non-recorded span still costs ids, an object and a context), and the
+ * parent's context, active meanwhile, carries "not sampled" to the next hop.
+ */
+export function mayRecord(parent: Context = context.active()): boolean {
+  if (!isTracing()) return false;
+  if (!followsParent) return true;
+  const span = trace.getSpanContext(parent);
+  return !span || !trace.isSpanContextValid(span) || (span.traceFlags & TraceFlags.SAMPLED) !== 0;
+}
+
+/** The span work gets where none is made: records nothing. */
+const NOT_RECORDED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** What a worker thread passes to its own startTracing, to export its spans as this process does. */
 export const tracedServiceName = () => tracedAs;
@@ -53,7 +86,9 @@ export function startTracing(serviceName: string, env: NodeJS.ProcessEnv = proce
     maxExportBatchSize: positiveInteger(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
   };
   const processor = new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...batching });
-  const provider = new TracerProvider({ resource, sampler: samplerFrom(env), spanProcessors: [processor] });
+  const sampler = samplerFrom(env);
+  followsParent = sampler instanceof ParentBasedSampler;
+  const provider = new TracerProvider({ resource, sampler, spanProcessors: [processor] });
   trace.setGlobalTracerProvider(provider);
   tracedAs = serviceName;
   return { shutdown: () => provider.shutdown() };
@@ -103,6 +138,12 @@ export function linkTo(traceparent: string | undefined): Link[] {
   return span ? [{ context: span }] : [];
 }
 
+/** The traceparent of the active span when it is sampled, for a record whose consumer links to it; none otherwise (a link to a span never exported leads nowhere). */
+export function sampledTraceparent(): string | undefined {
+  const span = trace.getSpanContext(context.active());
+  return span && span.traceFlags & TraceFlags.SAMPLED ? traceHeaders().traceparent : undefined;
+}
+
 /** `traceparent` (and `tracestate`) of the active span, to send with a call; empty when there is none or tracing is off. */
 export function traceHeaders(from: Context = context.active()): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -116,9 +157,11 @@ export function traceHeaders(from: Context = context.active()): Record<string, s
  * which may hold what a caller sent) and thrown on.
  */
 export async function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; parent?: Context; links?: Link[] }, work: (span: Span) => Promise<T>): Promise<T> {
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, options.parent ?? context.active());
+  const parent = options.parent ?? context.active();
+  if (!mayRecord(parent)) return context.with(parent, () => work(NOT_RECORDED));
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
   try {
-    return await context.with(trace.setSpan(options.parent ?? context.active(), span), () => work(span));
+    return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (error) {
     markFailed(span, error);
     throw error;

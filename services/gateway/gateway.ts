@@ -15,7 +15,7 @@ import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
 import { serviceMetrics } from "../core/service-metrics.js";
-import { inSpan, isTracing, traceFieldsOf } from "../core/tracing.js";
+import { inSpan, mayRecord, traceFieldsOf } from "../core/tracing.js";
 import { drainThen } from "../request-body/drain-body.js";
 import { answerClientErrors } from "./client-errors.js";
 import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods } from "./connect-bridge.js";
@@ -106,7 +106,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   async function answer(context: RequestContext, route: Route): Promise<Reply> {
     try {
       const access = { authorization: context.request.headers.authorization, fromGateway: false };
-      const caller = isTracing() ? await inSpan("authenticate", {}, () => admit(routeAccess(route), access, credentials)) : await admit(routeAccess(route), access, credentials);
+      const caller = mayRecord() ? await inSpan("authenticate", {}, () => admit(routeAccess(route), access, credentials)) : await admit(routeAccess(route), access, credentials);
       if (caller.kind === "apiKey") [context.apiKey, context.principal] = [caller.apiKey, caller.principal];
       return await route.handle(context);
     } catch (error) {

@@ -1,6 +1,6 @@
 import type { Metadata, ServerUnaryCall, sendUnaryData, StatusObject, UntypedHandleCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { context, SpanStatusCode, trace } from "@opentelemetry/api";
-import { contextFrom, isTracing, SpanKind, tracer } from "../core/tracing.js";
+import { contextFrom, isTracing, mayRecord, SpanKind, tracer } from "../core/tracing.js";
 import { toGrpcStatus } from "./grpc-errors.js";
 import { RefusedMessage } from "./grpc-limits.js";
 import type { GrpcDefinition } from "./unary-api.js";
@@ -55,6 +55,7 @@ export function guardService(
  */
 function tracedCall(name: string, call: AnyCall, callback: sendUnaryData<unknown> | undefined, serve: (callback?: sendUnaryData<unknown>) => void): void {
   const parent = contextFrom(call.metadata.getMap() as Record<string, string>);
+  if (!mayRecord(parent)) return void context.with(parent, () => serve(callback));
   const span = tracer().startSpan(name, { kind: SpanKind.SERVER, attributes: { "rpc.system": "grpc", "rpc.method": name } }, parent);
   const end = (error?: Partial<StatusObject> | null) => {
     if (!span.isRecording()) return;

@@ -23,7 +23,7 @@ import type { UsageRecord } from "./usage-record.js";
 import type { UsageReport } from "./usage-report.js";
 import type { UsageStore } from "./usage/usage-store.js";
 import { countAccepted } from "./telemetry-metrics.js";
-import { inSpan, isTracing, SpanKind } from "../core/tracing.js";
+import { inSpan, mayRecord, SpanKind } from "../core/tracing.js";
 
 export type TelemetryApi = UnaryApi<typeof TelemetryServiceService>;
 
@@ -79,7 +79,7 @@ export class TelemetryService implements TelemetryModuleApi {
       }),
     );
     // the span's context travels with the records (their Kafka header), for the aggregator's span to link back to
-    if (isTracing()) await inSpan("store usage events", { kind: SpanKind.PRODUCER, attributes: { "docservice.usage.events": records.length } }, () => this.intake.accept(records));
+    if (mayRecord()) await inSpan("store usage events", { kind: SpanKind.PRODUCER, attributes: { "docservice.usage.events": records.length } }, () => this.intake.accept(records));
     else await this.intake.accept(records);
     countAccepted(records.length);
     return { accepted: records.length, metadataDropped: [...report.metadataDropped] };

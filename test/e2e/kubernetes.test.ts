@@ -17,9 +17,11 @@ import { cacheBin } from "../support/cache.js";
 import { corpusFile } from "../support/corpus.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { canRunContainers, startKubeNode, type KubeNode } from "../support/kube-node.js";
-import { kubectl } from "../support/kube.js";
+import { kubectl, prometheusOperatorCrdsFile, waitForCrds } from "../support/kube.js";
+import { monitoringQueries } from "../support/monitoring-queries.js";
 import { pdfsig } from "../support/pdf-validators.js";
 import { collect, report, today, usage } from "../support/usage-reports.js";
+import { podMonitorScrapeConfigs, startPrometheus, withShortPending, writePodMonitorTargets, type Pod, type PodMonitor } from "../support/prometheus.js";
 import { runCommand } from "../support/run-command.js";
 import { postJson, signBody } from "../support/sign-requests.js";
 import { waitFor } from "../support/wait.js";
@@ -47,6 +49,8 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
   let node: KubeNode;
   let dir: string;
   const forwards: ChildProcess[] = [];
+  /** What the production-shape test leaves for the tests after it. */
+  let production: { licenseKey: string; adminToken: string; opens: number } | undefined;
   const k = (args: string[], input?: string) => kubectl(node, args, input === undefined ? {} : { input });
   const get = async (kind: string, name: string): Promise<any> => {
     const output = await k(["get", kind, name, "-n", NAMESPACE, "-o", "json", "--ignore-not-found"]);
@@ -90,6 +94,9 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     await k(["create", "namespace", NAMESPACE]);
     // Pod Security Admission enforces "restricted" on everything the operator creates here.
     await k(["label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted"]);
+    // The Prometheus Operator's API, so that the chart installs its PodMonitor and PrometheusRule as it would beside kube-prometheus-stack.
+    await k(["apply", "--server-side", "-f", prometheusOperatorCrdsFile()]);
+    await waitForCrds(node, ["podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"]);
   });
 
   after(async () => {
@@ -100,10 +107,13 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
 
   test("helm install of the chart (its own CRD file) runs the operator from the built image", async () => {
     const values = join(dir, "values.yaml");
-    writeFileSync(values, `image:\n  pullPolicy: Never\nreplicas: 1\n`);
+    // scraped every 5 s, so the monitoring test sees rates within seconds
+    writeFileSync(values, `image:\n  pullPolicy: Never\nreplicas: 1\nmonitoring:\n  podMonitor:\n    interval: 5s\n`);
     await runHelm(["install", "docservice-operator", join(ROOT, "charts/docservice-operator"), "-n", NAMESPACE, "-f", values, "--wait", "--timeout", "5m"]);
     const crd = JSON.parse(await k(["get", "crd", "docservices.docservice.dev", "-o", "json"]));
     assert.ok(JSON.stringify(crd).includes("x-kubernetes-validations"), "the chart's CRD keeps its CEL rules");
+    const monitoring = (await k(["get", "podmonitors,prometheusrules", "-n", NAMESPACE, "-o", "name"])).trim().split("\n").sort();
+    assert.deepEqual(monitoring, ["podmonitor.monitoring.coreos.com/docservice-operator", "prometheusrule.monitoring.coreos.com/docservice-operator"]);
   });
 
   test("kubectl apply of the minimal example: Ready, every Deployment available, register → key → convert → sign → pdfsig valid", async () => {
@@ -179,7 +189,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     await waitFor(async () => (await owned()) === "", { what: "the owned objects to be garbage-collected", timeoutMs: 120_000, intervalMs: 1000 });
   });
 
-  test("production shape: Kafka and Redis in the cluster, usage counted, the topic as declared, scaling, healing, deletion", async () => {
+  test("production shape: Kafka and Redis in the cluster, usage counted, the topic as declared, scaling, healing", async () => {
     await k(["apply", "-n", NAMESPACE, "-f", join(ROOT, "test/e2e/manifests/redis.yaml"), "-f", join(ROOT, "test/e2e/manifests/kafka.yaml")]);
     for (const set of ["redis", "kafka"]) await k(["rollout", "status", `statefulset/${set}`, "-n", NAMESPACE, "--timeout=300s"]);
     const adminToken = randomBytes(24).toString("base64url");
@@ -249,7 +259,101 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     // a port-forward ends with the pod it picked: a new one to the healed gateway
     const healed = await portForward("docservice-gateway", 80);
     assert.equal((await usage(healed, licenseKey, today(), today(), adminToken)).body.opens, 25, "counts survive the restarts (they live in Redis)");
+    production = { licenseKey, adminToken, opens: 25 };
+  });
 
+  test("monitoring on the real node: Prometheus scrapes every pod through the chart's PodMonitor, every dashboard query has data, and the spool alert fires while Kafka is frozen and resolves once it thaws, usage exact", async () => {
+    assert.ok(production, "the production DocService of the test before");
+    const { licenseKey, adminToken } = production;
+    const [monitor] = JSON.parse(await k(["get", "podmonitors", "-n", NAMESPACE, "-o", "json"])).items as PodMonitor[];
+    const [rule] = JSON.parse(await k(["get", "prometheusrules", "-n", NAMESPACE, "-o", "json"])).items;
+    const rulesFile = join(dir, "rules.json");
+    writeFileSync(rulesFile, JSON.stringify({ groups: withShortPending(rule.spec.groups, "20s") }));
+    const targetsDir = mkdtempSync(join(dir, "targets-"));
+    const discover = async () => writePodMonitorTargets(monitor!, JSON.parse(await k(["get", "pods", "--all-namespaces", "-o", "json"])).items as Pod[], targetsDir);
+    await discover();
+    const prometheus = await startPrometheus({ scrapeConfigs: podMonitorScrapeConfigs(monitor!, targetsDir), ruleFiles: [rulesFile], intervalS: 5 });
+    const explain = async (error: Error) => new Error(`${error.message}\nPrometheus targets:\n${await prometheus.targets()}`, { cause: error });
+    try {
+      const components = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"];
+      await waitFor(
+        async () => {
+          await discover();
+          const up = await prometheus.query(`up{namespace="${NAMESPACE}"} == 1`);
+          return components.every((component) => up.some((series) => series.metric.pod?.startsWith(`docservice-${component}-`)));
+        },
+        { what: "every component's pod scraped (up == 1)", timeoutMs: 120_000, intervalMs: 2000 },
+      ).catch(async (error: Error) => Promise.reject(await explain(error)));
+
+      // a short load that touches every panel: a key, a conversion, a signature, a conversion refused, usage reports
+      const base = await portForward("docservice-gateway", 80);
+      const email = "monitoring@example.test";
+      assert.equal((await call(base, `/v1/auth/register?email=${encodeURIComponent(email)}`)).status, 200);
+      const apiKey = (await call(base, `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${await codeFromOutbox(email)}`)).body.apiKey as string;
+      const convert = (bytes: Buffer) => {
+        const form = new FormData();
+        form.set("file", new Blob([bytes]), "document.docx");
+        return fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } });
+      };
+      const converted = await convert(corpusFile("table.docx"));
+      assert.equal(converted.status, 200, await converted.clone().text());
+      const signed = await postJson(base, "/v1/sign", signBody(Buffer.from(await converted.arrayBuffer())), apiKey);
+      assert.equal(signed.status, 200, JSON.stringify(signed.body));
+      const refused = await convert(Buffer.from("not a DOCX at all"));
+      assert.ok(refused.status >= 400 && refused.status < 500, `a file that is no DOCX: ${refused.status}`);
+      const collected = await collect(base, report(["HASH-0000AA01", "HASH-0000AA02"]), licenseKey);
+      assert.equal(collected.status, 202, JSON.stringify(collected.body));
+      let opens = production.opens + 2;
+
+      // Grafana's variables as it would fill them: the namespace, and a rate window of several scrapes
+      const dashboard = monitoringQueries().filter((query) => query.where.startsWith("dashboard"));
+      assert.ok(dashboard.length >= 20, `the dashboard's queries: ${dashboard.length}`);
+      let empty: string[] = [];
+      await waitFor(
+        async () => {
+          empty = [];
+          for (const { where, expr } of dashboard) {
+            const filled = expr.replaceAll("$namespace", NAMESPACE).replaceAll("$__rate_interval", "1m");
+            if ((await prometheus.query(filled)).length === 0) empty.push(`${where}: ${filled}`);
+          }
+          return empty.length === 0;
+        },
+        { what: "data for every dashboard query", timeoutMs: 180_000, intervalMs: 5000 },
+      ).catch(async (error: Error) => Promise.reject(await explain(new Error(`${error.message}; no data for:\n${empty.join("\n")}`))));
+      console.log(`every one of the dashboard's ${dashboard.length} queries has data`);
+
+      // Kafka frozen (its container's cgroup, so it neither answers nor exits) while reports keep coming: the intake spools them
+      const spoolGrowing = async (state?: string) => (await prometheus.alerts()).some((alert) => alert.labels.alertname === "DocServiceSpoolGrowing" && (!state || alert.state === state));
+      const kafkaContainer = (await get("pod", "kafka-0")).status.containerStatuses[0].containerID as string;
+      await node.freezeContainer(kafkaContainer, true);
+      const frozenAt = Date.now();
+      let spooled = 0;
+      try {
+        while (!(await spoolGrowing("firing"))) {
+          assert.ok(Date.now() - frozenAt < 240_000, `DocServiceSpoolGrowing did not fire within 4 minutes of Kafka frozen (${spooled} reports sent)`);
+          const answer = await collect(base, report([`HASH-${(0xb0000000 + spooled).toString(16).toUpperCase()}`]), licenseKey);
+          assert.equal(answer.status, 202, JSON.stringify(answer.body));
+          spooled++;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      } finally {
+        await node.freezeContainer(kafkaContainer, false);
+      }
+      console.log(`DocServiceSpoolGrowing fired ${((Date.now() - frozenAt) / 1000).toFixed(0)} s after Kafka froze, ${spooled} reports spooled`);
+      opens += spooled;
+      await waitFor(async () => !(await spoolGrowing()), { what: "DocServiceSpoolGrowing to resolve once Kafka thawed", timeoutMs: 180_000, intervalMs: 2000 });
+      await waitFor(async () => (await usage(base, licenseKey, today(), today(), adminToken)).body.opens === opens, {
+        what: `${opens} opens counted once the spool reached Kafka`,
+        timeoutMs: 180_000,
+        intervalMs: 2000,
+      });
+      production.opens = opens;
+    } finally {
+      await prometheus.stop();
+    }
+  });
+
+  test("kubectl delete of the production DocService removes everything it owns", async () => {
     await k(["delete", "docservice", "docservice", "-n", NAMESPACE, "--wait=true"]);
     await waitFor(async () => (await owned()) === "", { what: "the owned objects to be garbage-collected", timeoutMs: 120_000, intervalMs: 1000 });
   });

@@ -152,6 +152,7 @@ describe("traces of one process (a key in SoftHSM2, a TSA)", () => {
 
 describe("traces across processes (gateway → KeyService over gRPC)", () => {
   let collector: OtelCollector;
+  let apiKeyOfCaller: string | undefined;
   let keys: ServiceProcess;
   let gateway: ServiceProcess;
   let base: string;
@@ -193,6 +194,21 @@ describe("traces across processes (gateway → KeyService over gRPC)", () => {
     assert.deepEqual([checked.service, checked.kind, checked.parentSpanId, checked.attributes["rpc.grpc.status_code"]], ["docservice-keys", SERVER, authenticate.spanId, 0]);
     const info = named("docservice.v1.KeyService/GetKeyInfo");
     assert.deepEqual([info.service, info.parentSpanId], ["docservice-keys", route.spanId]);
+    apiKeyOfCaller = apiKey;
+  });
+
+  test("a caller's trace that is not sampled is recorded nowhere: the key service follows the gateway's decision, and makes no trace of its own", async () => {
+    assert.ok(apiKeyOfCaller, "the API key of the test before");
+    const before = (await collector.spans()).length;
+    const unsampled = callerSpan();
+    const headers = (traceparent: string) => ({ Authorization: `Bearer ${apiKeyOfCaller}`, traceparent });
+    assert.equal((await fetch(`${base}/v1/auth/key`, { headers: headers(unsampled.traceparent.replace(/-01$/, "-00")) })).status, 200);
+    // a sampled request after it: once its spans of both processes arrived, any of the first would have (each process exports in order)
+    const sampled = callerSpan();
+    assert.equal((await fetch(`${base}/v1/auth/key`, { headers: headers(sampled.traceparent) })).status, 200);
+    const spans = await collector.waitForSpans((all) => ["docservice-gateway", "docservice-keys"].every((service) => all.some((s) => s.traceId === sampled.traceId && s.service === service)));
+    const since = spans.slice(before).filter((s) => s.traceId !== sampled.traceId);
+    assert.deepEqual(since.map((s) => `${s.service} ${s.name} ${s.traceId}`), [], "no span of the unsampled request, nor a trace started for it");
   });
 });
 

@@ -54,6 +54,13 @@ export interface KubeNode {
    */
   importImage(archivePath: string): Promise<string[]>;
   /**
+   * Freezes (`ctr task pause`: the cgroup freezer) or thaws one container,
+   * by the id a pod's status gives ("containerd://ID" or ID): a process that
+   * stops answering without exiting, which no signal sent from inside its pod
+   * can do to the container's first process.
+   */
+  freezeContainer(containerId: string, frozen: boolean): Promise<void>;
+  /**
    * Deletes every pod and waits for kubelet to tear them down, stops every
    * process, unmounts, removes the bridge, the iptables chains, the cgroups
    * and the temp dirs, restores the sysctls it changed. Idempotent.
@@ -265,6 +272,7 @@ export async function startKubeNode(): Promise<KubeNode> {
       server,
       nodeName: NODE_NAME,
       importImage,
+      freezeContainer: async (containerId, frozen) => void (await ctr("task", frozen ? "pause" : "resume", containerId.replace(/^containerd:\/\//, ""))),
       stop: () =>
         (stopping ??= (async () => {
           await stopWorkloads(kube, [controllerManager, scheduler], ctr);

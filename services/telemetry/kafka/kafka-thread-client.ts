@@ -8,7 +8,7 @@ import type { ReplayGuard } from "../intake/replay-guard.js";
 import { serializeUsageRecords, type UsageRecord } from "../usage-record.js";
 import { TurnBatcher } from "./turn-batcher.js";
 import type { AggregatorProgress } from "./usage-aggregator.js";
-import { isTracing, tracedServiceName, traceHeaders } from "../../core/tracing.js";
+import { isTracing, sampledTraceparent, tracedServiceName } from "../../core/tracing.js";
 
 /** A write waiting to travel to the thread with others, and how to answer its caller. */
 interface PendingWrite {
@@ -69,7 +69,7 @@ export class KafkaThread implements RecordSink, ReplayGuard {
   }
 
   write(records: UsageRecord[]): Promise<void> {
-    const trace = isTracing() ? traceHeaders().traceparent : undefined;
+    const trace = isTracing() ? sampledTraceparent() : undefined;
     return new Promise((resolve, reject) => {
       this.queued.add({ records, trace, resolve, reject });
     });
@@ -107,7 +107,8 @@ export class KafkaThread implements RecordSink, ReplayGuard {
     this.sent.set(batchId, batch);
     const keys: string[] = [];
     const values: string[] = [];
-    const traces: string[] | undefined = isTracing() ? [] : undefined;
+    // most writes are not sampled: their records carry no traceparent, and a batch without any sends no array
+    const traces: string[] | undefined = batch.some((write) => write.trace) ? [] : undefined;
     for (const { records, trace } of batch) {
       serializeUsageRecords(records, keys, values);
       while (traces && traces.length < values.length) traces.push(trace ?? "");
