@@ -115,6 +115,36 @@ describe("desired state", () => {
     assert.equal(container("acme-gateway").env.some((e: any) => e.name === "METRICS_PORT"), false);
   });
 
+  test("/metrics is guarded: every pod gets the instance's metrics token from its Secret, and the aggregator's liveness asks nothing of it", () => {
+    const { objects } = desiredState(resource({ kafka: { bootstrapServers: ["kafka:9092"], topic: "usage", partitions: 3, replicationFactor: 1, retentionHours: 1, deleteTopicsOnDelete: false } }), { profile, kedaInstalled: false });
+    const deployments = objects.filter((o) => o.kind === "Deployment") as any[];
+    assert.equal(deployments.length, 6);
+    for (const deployment of deployments) {
+      const env = deployment.spec.template.spec.containers[0].env;
+      assert.deepEqual(env.filter((e: any) => e.name === "METRICS_TOKEN"), [{ name: "METRICS_TOKEN", valueFrom: { secretKeyRef: { name: "acme-metrics-token", key: "token" } } }], deployment.metadata.name);
+    }
+    const aggregator = (find(objects, "Deployment", "acme-telemetry-aggregator") as any).spec.template.spec.containers[0];
+    assert.deepEqual(aggregator.livenessProbe.httpGet, { path: "/livez", port: "http" });
+    assert.equal(objects.some((o) => o.kind === "PodMonitor"), false, "no PodMonitor unless the Prometheus Operator's API is served");
+  });
+
+  test("a PodMonitor per instance where the Prometheus Operator's API is served: its pods only, both metrics ports, the token as bearer", () => {
+    const { objects } = desiredState(resource(), { profile, kedaInstalled: false, podMonitor: { interval: "15s", labels: { release: "kps" } } });
+    const monitor = find(objects, "PodMonitor", "acme") as any;
+    assert.equal(monitor.apiVersion, "monitoring.coreos.com/v1");
+    assert.equal(monitor.metadata.namespace, "prod");
+    assert.equal(monitor.metadata.labels.release, "kps");
+    assert.equal(monitor.metadata.labels["app.kubernetes.io/instance"], "acme");
+    assert.equal(monitor.metadata.ownerReferences[0].uid, "uid-1");
+    assert.deepEqual(monitor.spec.selector.matchLabels, { "app.kubernetes.io/instance": "acme", "app.kubernetes.io/managed-by": "docservice-operator" });
+    assert.deepEqual(monitor.spec.namespaceSelector, { matchNames: ["prod"] });
+    const authorization = { type: "Bearer", credentials: { name: "acme-metrics-token", key: "token" } };
+    assert.deepEqual(monitor.spec.podMetricsEndpoints, [
+      { port: "http", path: "/metrics", interval: "15s", authorization },
+      { port: "metrics", path: "/metrics", interval: "15s", authorization },
+    ]);
+  });
+
   test("fixed replicas above one get a PodDisruptionBudget and no autoscaler", () => {
     const { objects } = desiredState(resource({ components: { keys: { replicas: 3 } } }), { profile, kedaInstalled: true });
     assert.deepEqual(kinds(objects, "acme-keys"), ["Deployment", "NetworkPolicy", "PodDisruptionBudget", "Service"]);

@@ -15,6 +15,15 @@ export interface Environment {
   profile: SizingProfile;
   /** KEDA's ScaledObject CRD is installed. */
   kedaInstalled: boolean;
+  /** How Prometheus scrapes the pods, when the Prometheus Operator's PodMonitor is served and the operator writes one per DocService. */
+  podMonitor?: PodMonitorSettings;
+}
+
+export interface PodMonitorSettings {
+  /** How often, e.g. "30s". */
+  interval: string;
+  /** Labels of the PodMonitor, e.g. what a Prometheus' podMonitorSelector matches. */
+  labels: Record<string, string>;
 }
 
 export interface DesiredComponent {
@@ -54,6 +63,8 @@ export const internalCaSecretName = (resource: string) => `${resource}-internal-
 /** The kubernetes.io/tls Secret of one gRPC identity: a component's, or `client` for internal callers (spec.internalClients). */
 export const tlsSecretName = (resource: string, identity: ComponentName | "client") => `${resource}-${kebab(identity)}-tls`;
 const TLS_DIRECTORY = "/etc/docservice/tls";
+/** The Secret holding the instance's metrics token (key `token`): every pod asks it of /metrics callers, and its PodMonitor sends it. */
+export const metricsTokenSecretName = (resource: string) => `${resource}-metrics-token`;
 
 /** Components that serve or call internal gRPC, and so hold a certificate: all but the aggregator (Kafka in, Redis out). */
 export const GRPC_COMPONENTS: readonly ComponentName[] = COMPONENTS.filter((name) => name !== "telemetryAggregator");
@@ -92,6 +103,16 @@ export function internalCaSecret(resource: DocService, pem: { certificate: strin
   };
 }
 
+export function metricsTokenSecret(resource: DocService, token: string): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: metadata(resource, metricsTokenSecretName(resource.metadata.name)),
+    type: "Opaque",
+    data: base64Values({ token }),
+  };
+}
+
 // data, not stringData: server-side apply tracks the fields it owns, and stringData is never stored
 function base64Values(values: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, Buffer.from(value).toString("base64")]));
@@ -113,6 +134,7 @@ export function desiredState(resource: DocService, environment: Environment): De
     if (component.autoscaler === "hpa") objects.push(horizontalPodAutoscaler(resource, component, componentSpec, environment));
     if (component.autoscaler === "keda") objects.push(scaledObject(resource, component, componentSpec, environment));
   }
+  if (environment.podMonitor) objects.push(podMonitor(resource, environment.podMonitor));
   return { objects, components };
 }
 
@@ -242,6 +264,7 @@ function secretEnv(resource: DocService): object[] {
   }
   if (spec.hsm) env.push({ name: "PKCS11_PIN", valueFrom: { secretKeyRef: spec.hsm.pinSecret } });
   if (spec.adminTokenSecret) env.push({ name: "DOCSERVICE_ADMIN_TOKEN", valueFrom: { secretKeyRef: spec.adminTokenSecret } });
+  env.push({ name: "METRICS_TOKEN", valueFrom: { secretKeyRef: { name: metricsTokenSecretName(resource.metadata.name), key: "token" } } });
   if (spec.smtp) {
     for (const [variable, key, optional] of [
       ["SMTP_HOST", "host", false],
@@ -315,7 +338,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
   const probe = gateway
     ? { httpGet: { path: "/v1/health", port: "http" } }
     : aggregator
-      ? { httpGet: { path: "/metrics", port: "http" } }
+      ? { httpGet: { path: "/livez", port: "http" } }
       : // the kubelet's gRPC probe cannot present a client certificate: a TCP check, readiness comes from the gateway's /v1/health
         { tcpSocket: { port: GRPC_PORT } };
   // the aggregator is ready once in its consumer group with its store answering; alive while its process answers (Kafka away is no reason to restart it)
@@ -403,6 +426,27 @@ function networkPolicy(resource: DocService, component: ComponentName): KubeObje
     kind: "NetworkPolicy",
     metadata: metadata(resource, deploymentName(resource.metadata.name, component), component),
     spec: { podSelector: { matchLabels: selector(resource, component) }, policyTypes: ["Ingress"], ingress },
+  };
+}
+
+/**
+ * /metrics of every pod of the instance for the Prometheus Operator: the
+ * gateway's and the aggregator's on "http", the backends' on "metrics", with
+ * the instance's metrics token, which /metrics asks of other machines.
+ */
+function podMonitor(resource: DocService, settings: PodMonitorSettings): KubeObject {
+  const authorization = { type: "Bearer", credentials: { name: metricsTokenSecretName(resource.metadata.name), key: "token" } };
+  const { name, namespace } = resource.metadata;
+  const base = metadata(resource, name);
+  return {
+    apiVersion: "monitoring.coreos.com/v1",
+    kind: "PodMonitor",
+    metadata: { ...base, labels: { ...settings.labels, ...base.labels } },
+    spec: {
+      selector: { matchLabels: { "app.kubernetes.io/instance": name, "app.kubernetes.io/managed-by": "docservice-operator" } },
+      namespaceSelector: { matchNames: [namespace] },
+      podMetricsEndpoints: ["http", "metrics"].map((port) => ({ port, path: "/metrics", interval: settings.interval, authorization })),
+    },
   };
 }
 

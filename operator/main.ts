@@ -10,6 +10,9 @@
  *   POD_NAME                 this replica's identity (default: host and pid)
  *   SIZING_PROFILE           sizing profile JSON (default: loadtest/sizing-profile.json)
  *   RESYNC_SECONDS           periodic resync (default 300)
+ *   POD_MONITOR              "false": no PodMonitor per DocService (default "true": one where the Prometheus Operator's API is served)
+ *   POD_MONITOR_INTERVAL     its scrape interval (default 30s)
+ *   POD_MONITOR_LABELS       its labels, a JSON object (default {})
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -48,6 +51,7 @@ function settings() {
     identity: env.POD_NAME || `${hostname()}-${process.pid}`,
     profilePath: env.SIZING_PROFILE || new URL("../loadtest/sizing-profile.json", import.meta.url).pathname,
     resyncMs: Number(env.RESYNC_SECONDS ?? 300) * 1000,
+    podMonitor: env.POD_MONITOR === "false" ? undefined : { interval: env.POD_MONITOR_INTERVAL || "30s", labels: JSON.parse(env.POD_MONITOR_LABELS || "{}") as Record<string, string> },
   };
 }
 
@@ -88,7 +92,7 @@ async function main(): Promise<void> {
   config.loadFromDefault();
   const api = new KubeApi(config);
   const profile = JSON.parse(readFileSync(options.profilePath, "utf8")) as SizingProfile;
-  const reconciler = new Reconciler({ api, profile, log });
+  const reconciler = new Reconciler({ api, profile, podMonitor: options.podMonitor, log });
 
   let queue: WorkQueue | undefined;
   let stopWatches: (() => void)[] = [];

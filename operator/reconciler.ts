@@ -5,7 +5,7 @@
  * changed (a hash annotation records what was applied), and the status is
  * written only when it changed, so an unchanged resource costs no writes.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import {
   componentsOf,
@@ -14,9 +14,12 @@ import {
   GRPC_COMPONENTS,
   internalCaSecret,
   internalCaSecretName,
+  metricsTokenSecret,
+  metricsTokenSecretName,
   tlsSecret,
   tlsSecretName,
   type DesiredComponent,
+  type PodMonitorSettings,
 } from "./desired-state.js";
 import { createCa, issueLeaf, leafIsCurrent, serviceDnsNames, type KeyPairPem } from "./internal-pki.js";
 import { deleteTopic, ensureTopic } from "./kafka-topics.js";
@@ -31,6 +34,8 @@ export const HASH_ANNOTATION = "docservice.dev/applied-hash";
 export interface ReconcilerDeps {
   api: KubeApi;
   profile: SizingProfile;
+  /** Set when the operator writes a PodMonitor per DocService (where the Prometheus Operator's API is served). */
+  podMonitor?: PodMonitorSettings;
   log(message: string, fields?: object): void;
 }
 
@@ -56,8 +61,11 @@ export class Reconciler {
     } catch (error) {
       problems.push(`internal certificates: ${(error as Error).message}`);
     }
+    // created once, like the CA: pods read it at start, so a new one would lock Prometheus out of every pod not restarted
+    if (await api.createSecretIfAbsent(metricsTokenSecret(resource, randomBytes(32).toString("base64url")))) applied.push(`Secret/${metricsTokenSecretName(resource.metadata.name)}`);
     const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
-    const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled });
+    const podMonitor = this.deps.podMonitor && (await api.crdInstalled("podmonitors.monitoring.coreos.com")) ? this.deps.podMonitor : undefined;
+    const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled, podMonitor });
     const waiting = await this.writerWaitingForReaders(resource, desired.objects);
     for (const object of desired.objects) {
       if (object === waiting) continue;

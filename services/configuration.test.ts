@@ -34,6 +34,7 @@ describe("loadConfig defaults", () => {
       internalToken: undefined,
       dataDir: "./.data",
       logLevel: "info",
+      metricsToken: undefined,
       adminToken: undefined,
       trustProxy: false,
       shutdownDrainMs: 0,

@@ -94,6 +94,11 @@ export const PLATFORM_VARIABLES = {
     "info",
     "pino log level.",
   ),
+  metricsToken: secret(
+    "METRICS_TOKEN",
+    z.string().min(16).optional(),
+    "Bearer token that /metrics asks of callers (at least 16 characters; the operator sets one per DocService); unset: /metrics answers this machine only.",
+  ),
   adminToken: secret("DOCSERVICE_ADMIN_TOKEN", z.string().min(16).optional(), "Bearer token for admin calls (at least 16 characters); admin calls are refused when unset."),
   trustProxy: variable("TRUST_PROXY", boolean, "false", "Take the client address from X-Forwarded-For (only behind a trusted proxy)."),
   shutdownDrainMs: variable(

@@ -14,6 +14,7 @@ import { ServiceError } from "../core/errors.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
+import { metricsRefusal } from "../core/metrics-access.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { inSpan, mayRecord, traceFieldsOf } from "../core/tracing.js";
 import { drainThen } from "../request-body/drain-body.js";
@@ -33,6 +34,8 @@ export interface GatewaySettings extends ConnectionLimits {
   port: number;
   trustProxy: boolean;
   adminToken: string | undefined;
+  /** METRICS_TOKEN: what /metrics asks of callers; unset, it answers this machine only. */
+  metricsToken: string | undefined;
   shutdownTimeoutMs: number;
   /** DOCSERVICE_MEMORY_BUDGET_MB; unset: from the container's memory limit. */
   memoryBudgetMb: number | undefined;
@@ -210,6 +213,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       const file = apiReference[pathname]!;
       response.writeHead(200, { "Content-Type": file.contentType, ...file.headers }).end(file.body);
     } else if (pathname === "/metrics" && request.method === "GET") {
+      const refused = metricsRefusal(request, settings.metricsToken);
+      if (refused) return sendReply(response, errorReply(refused, requestId), requestId);
       // merged per scrape: backend metrics may be registered after the gateway started
       const exposed = Registry.merge([metrics.registry, serviceMetrics]);
       response.writeHead(200, { "Content-Type": exposed.contentType }).end(await exposed.metrics());

@@ -112,8 +112,9 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     await runHelm(["install", "docservice-operator", join(ROOT, "charts/docservice-operator"), "-n", NAMESPACE, "-f", values, "--wait", "--timeout", "5m"]);
     const crd = JSON.parse(await k(["get", "crd", "docservices.docservice.dev", "-o", "json"]));
     assert.ok(JSON.stringify(crd).includes("x-kubernetes-validations"), "the chart's CRD keeps its CEL rules");
+    // the chart's alerts; the PodMonitors are the operator's, one beside each DocService
     const monitoring = (await k(["get", "podmonitors,prometheusrules", "-n", NAMESPACE, "-o", "name"])).trim().split("\n").sort();
-    assert.deepEqual(monitoring, ["podmonitor.monitoring.coreos.com/docservice-operator", "prometheusrule.monitoring.coreos.com/docservice-operator"]);
+    assert.deepEqual(monitoring, ["prometheusrule.monitoring.coreos.com/docservice-operator"]);
   });
 
   test("kubectl apply of the minimal example: Ready, every Deployment available, register → key → convert → sign → pdfsig valid", async () => {
@@ -262,17 +263,23 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     production = { licenseKey, adminToken, opens: 25 };
   });
 
-  test("monitoring on the real node: Prometheus scrapes every pod through the chart's PodMonitor, every dashboard query has data, and the spool alert fires while Kafka is frozen and resolves once it thaws, usage exact", async () => {
+  test("monitoring on the real node: Prometheus scrapes every pod as the operator's PodMonitor says, with its token, every dashboard query has data, and the spool alert fires while Kafka is frozen and resolves once it thaws, usage exact", async () => {
     assert.ok(production, "the production DocService of the test before");
     const { licenseKey, adminToken } = production;
-    const [monitor] = JSON.parse(await k(["get", "podmonitors", "-n", NAMESPACE, "-o", "json"])).items as PodMonitor[];
+    const monitor = (await get("podmonitor", "docservice")) as PodMonitor;
+    assert.ok(monitor, "the operator's PodMonitor beside the DocService");
     const [rule] = JSON.parse(await k(["get", "prometheusrules", "-n", NAMESPACE, "-o", "json"])).items;
+    const secrets = new Map<string, Record<string, string>>();
+    for (const { credentials } of monitor.spec.podMetricsEndpoints.flatMap((e) => (e.authorization ? [e.authorization] : []))) {
+      secrets.set(credentials.name, (await get("secret", credentials.name)).data);
+    }
+    const secretValue = ({ name, key }: { name: string; key: string }) => Buffer.from(secrets.get(name)![key]!, "base64").toString();
     const rulesFile = join(dir, "rules.json");
     writeFileSync(rulesFile, JSON.stringify({ groups: withShortPending(rule.spec.groups, "20s") }));
     const targetsDir = mkdtempSync(join(dir, "targets-"));
-    const discover = async () => writePodMonitorTargets(monitor!, JSON.parse(await k(["get", "pods", "--all-namespaces", "-o", "json"])).items as Pod[], targetsDir);
+    const discover = async () => writePodMonitorTargets(monitor, JSON.parse(await k(["get", "pods", "--all-namespaces", "-o", "json"])).items as Pod[], targetsDir);
     await discover();
-    const prometheus = await startPrometheus({ scrapeConfigs: podMonitorScrapeConfigs(monitor!, targetsDir), ruleFiles: [rulesFile], intervalS: 5 });
+    const prometheus = await startPrometheus({ scrapeConfigs: podMonitorScrapeConfigs(monitor, targetsDir, secretValue), ruleFiles: [rulesFile], intervalS: 5 });
     const explain = async (error: Error) => new Error(`${error.message}\nPrometheus targets:\n${await prometheus.targets()}`, { cause: error });
     try {
       const components = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"];
@@ -284,6 +291,11 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
         },
         { what: "every component's pod scraped (up == 1)", timeoutMs: 120_000, intervalMs: 2000 },
       ).catch(async (error: Error) => Promise.reject(await explain(error)));
+
+      // what Prometheus reads with the token, another machine cannot without it
+      const gatewayPod = JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice,app.kubernetes.io/component=gateway", "-o", "json"])).items[0];
+      const unauthenticated = await fetch(`http://${gatewayPod.status.podIP}:8080/metrics`);
+      assert.equal(unauthenticated.status, 401, await unauthenticated.text());
 
       // a short load that touches every panel: a key, a conversion, a signature, a conversion refused, usage reports
       const base = await portForward("docservice-gateway", 80);

@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { parse } from "yaml";
 import { cacheBin } from "../support/cache.js";
-import { kedaCrdsFile, kubectl, startKubeApiServer, type KubeApiServer } from "../support/kube.js";
+import { kedaCrdsFile, kubectl, prometheusOperatorCrdsFile, startKubeApiServer, type KubeApiServer } from "../support/kube.js";
 
 const run = promisify(execFile);
 const CHART = new URL("../../charts/docservice-operator", import.meta.url).pathname;
@@ -58,6 +58,7 @@ describe("Helm chart", () => {
     await kubectl(kube, ["create", "namespace", "apps"]);
     await kubectl(kube, ["apply", "--server-side", "-f", `${CHART}/crds/`]);
     await kubectl(kube, ["apply", "--server-side", "-f", kedaCrdsFile()]);
+    await kubectl(kube, ["apply", "--server-side", "-f", prometheusOperatorCrdsFile()]);
     await kubectl(kube, ["apply", "-f", "-"], { input: await template("watchNamespaces={apps}") });
     const can = async (verb: string, resource: string, namespace: string) => {
       // "no" is exit code 1 with "no" on stdout; any other failure is an error
@@ -73,6 +74,7 @@ describe("Helm chart", () => {
       ["update", "docservices.docservice.dev/status"],
       ["patch", "horizontalpodautoscalers.autoscaling"],
       ["create", "scaledobjects.keda.sh"],
+      ["patch", "podmonitors.monitoring.coreos.com"],
       ["get", "secrets"],
       ["create", "secrets"],
       ["create", "events"],
@@ -84,6 +86,7 @@ describe("Helm chart", () => {
       ["delete", "deployments.apps", "apps"],
       ["patch", "deployments.apps", "default"],
       ["get", "secrets", "default"],
+      ["delete", "podmonitors.monitoring.coreos.com", "apps"],
     ]) {
       assert.ok(!(await can(verb, resource, namespace)), `must not ${verb} ${resource} in ${namespace}`);
     }

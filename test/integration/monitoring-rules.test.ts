@@ -154,28 +154,27 @@ describe("the chart's monitoring objects", () => {
     );
   });
 
-  test("with it, the PrometheusRule's spec is the alerts file and the PodMonitor scrapes the managed pods", async () => {
+  test("with it, the PrometheusRule's spec is the alerts file; the PodMonitors are the operator's, one per DocService, as the values say", async () => {
     const objects = await render(true, "monitoring.prometheusRule.labels.release=kps");
     const [rule, ...moreRules] = ofKind(objects, "PrometheusRule");
     assert.deepEqual(moreRules, []);
     assert.equal(rule!.apiVersion, "monitoring.coreos.com/v1");
     assert.deepEqual(rule!.spec, ALERTS);
     assert.equal(rule!.metadata.labels?.release, "kps");
-    const [monitor, ...moreMonitors] = ofKind(objects, "PodMonitor");
-    assert.deepEqual(moreMonitors, []);
-    assert.deepEqual(monitor!.spec, {
-      selector: { matchLabels: { "app.kubernetes.io/managed-by": "docservice-operator" } },
-      namespaceSelector: { any: true },
-      podMetricsEndpoints: [
-        { port: "http", path: "/metrics", interval: "30s" },
-        { port: "metrics", path: "/metrics", interval: "30s" },
-      ],
+    // a PodMonitor needs its DocService's token Secret, in that DocService's namespace: the operator writes it there
+    assert.deepEqual(ofKind(objects, "PodMonitor"), []);
+    const operatorEnv = async (...sets: string[]) => {
+      const [deployment] = ofKind(await render(true, ...sets), "Deployment") as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }[];
+      return Object.fromEntries(deployment!.spec.template.spec.containers[0]!.env.filter((e) => e.name.startsWith("POD_MONITOR")).map((e) => [e.name, e.value]));
+    };
+    assert.deepEqual(await operatorEnv(), { POD_MONITOR: "true", POD_MONITOR_INTERVAL: "30s", POD_MONITOR_LABELS: "{}" });
+    assert.deepEqual(await operatorEnv("monitoring.podMonitor.interval=15s", "monitoring.podMonitor.labels.release=kps", "monitoring.podMonitor.enabled=false"), {
+      POD_MONITOR: "false",
+      POD_MONITOR_INTERVAL: "15s",
+      POD_MONITOR_LABELS: '{"release":"kps"}',
     });
-    const scoped = ofKind(await render(true, "watchNamespaces={apps,staging}", "monitoring.podMonitor.interval=15s"), "PodMonitor")[0]!;
-    assert.deepEqual(scoped.spec!.namespaceSelector, { matchNames: ["apps", "staging"] });
-    assert.deepEqual((scoped.spec!.podMetricsEndpoints as { interval: string }[]).map((e) => e.interval), ["15s", "15s"]);
-    const disabled = await render(true, "monitoring.podMonitor.enabled=false", "monitoring.prometheusRule.enabled=false", "monitoring.dashboard.enabled=false");
-    assert.deepEqual(disabled.filter((o) => ["PodMonitor", "PrometheusRule", "ConfigMap"].includes(o.kind)), []);
+    const disabled = await render(true, "monitoring.prometheusRule.enabled=false", "monitoring.dashboard.enabled=false");
+    assert.deepEqual(disabled.filter((o) => ["PrometheusRule", "ConfigMap"].includes(o.kind)), []);
   });
 
   test("the dashboard ConfigMap holds the dashboard JSON unchanged, labelled for Grafana's sidecar", async () => {
@@ -193,8 +192,8 @@ describe("the chart's monitoring objects", () => {
     const rendered = await helm(["template", "ops", CHART, "--namespace", "docservice-system", "--kube-version", "1.34.0", "--api-versions", "monitoring.coreos.com/v1", "--set", "watchNamespaces={apps}"]);
     // kubectl validates strictly: a field the CRD's schema lacks is an error.
     await kubectl(kube, ["apply", "-f", "-"], { input: rendered });
-    const got = JSON.parse(await kubectl(kube, ["get", "podmonitors,prometheusrules,configmaps", "-n", "docservice-system", "-l", "app.kubernetes.io/instance=ops", "-o", "json"])) as { items: K8sObject[] };
-    assert.deepEqual(got.items.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ["ConfigMap/ops-dashboard", "PodMonitor/ops", "PrometheusRule/ops"]);
+    const got = JSON.parse(await kubectl(kube, ["get", "prometheusrules,configmaps", "-n", "docservice-system", "-l", "app.kubernetes.io/instance=ops", "-o", "json"])) as { items: K8sObject[] };
+    assert.deepEqual(got.items.map((o) => `${o.kind}/${o.metadata.name}`).sort(), ["ConfigMap/ops-dashboard", "PrometheusRule/ops"]);
     assert.deepEqual(got.items.find((o) => o.kind === "PrometheusRule")!.spec, ALERTS);
   });
 });

@@ -16,7 +16,7 @@ import { CRD_FILE } from "../../operator/crd-yaml.js";
 import type { SizingProfile } from "../../operator/sizing.js";
 import { VERSION } from "../../services/core/version.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
-import { kedaCrdsFile, kubectl, startKubeApiServer, waitForCrds, type KubeApiServer } from "../support/kube.js";
+import { kedaCrdsFile, kubectl, prometheusOperatorCrdsFile, startKubeApiServer, waitForCrds, type KubeApiServer } from "../support/kube.js";
 import { waitFor } from "../support/wait.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -94,7 +94,9 @@ describe("DocService operator", () => {
     coordination = config.makeApiClient(CoordinationV1Api);
     // The chart's file, as users install it (test/integration/chart-crd.test.ts checks it rule by rule).
     await kubectl(kube, ["apply", "--server-side", "-f", CRD_FILE]);
-    await waitForCrds(kube, [CRD.metadata.name]);
+    // the Prometheus Operator's API too, so that the operator writes a PodMonitor per DocService
+    await kubectl(kube, ["apply", "--server-side", "-f", prometheusOperatorCrdsFile()]);
+    await waitForCrds(kube, [CRD.metadata.name, "podmonitors.monitoring.coreos.com"]);
     startOperator("operator-a");
   });
 
@@ -130,6 +132,15 @@ describe("DocService operator", () => {
     assert.ok(certificate.checkIssued(new X509Certificate(secretText(ca, "ca.crt"))), "issued by the instance's CA");
     assert.equal(certificate.subjectAltName, "DNS:docservice-keys, DNS:docservice-keys.default, DNS:docservice-keys.default.svc, DNS:docservice-keys.default.svc.cluster.local");
     assert.equal(secretText(keysTls, "ca.crt"), secretText(ca, "ca.crt"));
+    const metricsToken = await get("secret", "docservice-metrics-token");
+    assert.match(secretText(metricsToken, "token"), /^[\w-]{43}$/, "32 random bytes, base64url");
+    assert.deepEqual(metricsToken.metadata.ownerReferences.map((o: any) => o.uid), [resource.metadata.uid]);
+    await until("the PodMonitor", async () => (await get("podmonitor", "docservice")) !== undefined);
+    const monitor = await get("podmonitor", "docservice");
+    assert.deepEqual(
+      monitor.spec.podMetricsEndpoints.map((e: any) => [e.port, e.authorization.credentials.name]),
+      [["http", "docservice-metrics-token"], ["metrics", "docservice-metrics-token"]],
+    );
     await until("Progressing status", async () => {
       const current = await get("docservice", "docservice");
       return condition(current, "Progressing")?.status === "True" && current.status.observedGeneration === current.metadata.generation;
@@ -144,7 +155,7 @@ describe("DocService operator", () => {
     for (const component of COMPONENTS) await markReady(`docservice-${component}`);
     await until("Ready", async () => condition(await get("docservice", "docservice"), "Ready")?.status === "True");
     const versions = async () => {
-      const kinds = ["docservice/docservice", "deployment/docservice-gateway", "service/docservice-keys", "configmap/docservice-config", "secret/docservice-internal-ca", "secret/docservice-gateway-tls"];
+      const kinds = ["docservice/docservice", "deployment/docservice-gateway", "service/docservice-keys", "configmap/docservice-config", "secret/docservice-internal-ca", "secret/docservice-gateway-tls", "secret/docservice-metrics-token", "podmonitor/docservice"];
       return Promise.all(kinds.map(async (k) => (await get(k.split("/")[0], k.split("/")[1])).metadata.resourceVersion));
     };
     const before = await versions();

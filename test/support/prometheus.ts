@@ -18,8 +18,14 @@ export interface PodMonitor {
   spec: {
     selector: { matchLabels?: Record<string, string> };
     namespaceSelector?: { any?: boolean; matchNames?: string[] };
-    podMetricsEndpoints: { port: string; path?: string; interval?: string }[];
+    podMetricsEndpoints: { port: string; path?: string; interval?: string; authorization?: { type?: string; credentials: SecretKey } }[];
   };
+}
+
+/** A key of a Secret in the monitor's namespace. */
+export interface SecretKey {
+  name: string;
+  key: string;
 }
 
 /** The parts of a Pod read for discovery. */
@@ -29,11 +35,16 @@ export interface Pod {
   status: { phase?: string; podIP?: string };
 }
 
-/** One scrape config per endpoint of the monitor, as the Prometheus Operator generates them, its targets read from `targetsDir`. */
-export function podMonitorScrapeConfigs(monitor: PodMonitor, targetsDir: string): object[] {
+/**
+ * One scrape config per endpoint of the monitor, as the Prometheus Operator
+ * generates them, its targets read from `targetsDir`; an endpoint's
+ * authorization is the Secret's value (`secret` reads it, as the operator does).
+ */
+export function podMonitorScrapeConfigs(monitor: PodMonitor, targetsDir: string, secret: (ref: SecretKey) => string): object[] {
   return monitor.spec.podMetricsEndpoints.map((endpoint, index) => ({
     job_name: `podMonitor/${monitor.metadata.namespace}/${monitor.metadata.name}/${index}`,
     metrics_path: endpoint.path ?? "/metrics",
+    ...(endpoint.authorization ? { authorization: { type: endpoint.authorization.type ?? "Bearer", credentials: secret(endpoint.authorization.credentials) } } : {}),
     ...(endpoint.interval ? { scrape_interval: endpoint.interval, scrape_timeout: endpoint.interval } : {}),
     file_sd_configs: [{ files: [join(targetsDir, `${index}.json`)], refresh_interval: "5s" }],
   }));

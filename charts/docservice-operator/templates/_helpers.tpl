@@ -42,9 +42,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: ["networking.k8s.io"]
   resources: ["networkpolicies"]
   verbs: ["get", "list", "watch", "create", "patch"]
+# a PodMonitor per DocService, where the Prometheus Operator's API is served
+- apiGroups: ["monitoring.coreos.com"]
+  resources: ["podmonitors"]
+  verbs: ["get", "create", "patch"]
 # whether a referenced Secret and key exist; the internal CA (<name>-internal-ca,
-# created once) and the components' certificates (<name>-*-tls, re-issued
-# before expiry); never listed or watched
+# created once), the components' certificates (<name>-*-tls, re-issued before
+# expiry) and the metrics token (<name>-metrics-token, created once); never
+# listed or watched
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get", "create", "patch"]
