@@ -8,7 +8,7 @@ import { DataDir } from "./core/data-dir.js";
 import { fixHeapGrowingFactor } from "./core/heap-growth.js";
 import { createLogger, type Logger } from "./core/logger.js";
 import { MessageLimits } from "./core/message-limits.js";
-import { serveMetrics } from "./core/metrics-listener.js";
+import { serveMetrics } from "./gateway/metrics-listener.js";
 import { SHUTDOWN_CLEANUP_MS, stopAll, type Stop } from "./core/shutdown.js";
 import { startTracing } from "./core/tracing.js";
 import { startGateway } from "./gateway/gateway.js";

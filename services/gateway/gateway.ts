@@ -14,7 +14,7 @@ import { ServiceError } from "../core/errors.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
-import { metricsRefusal } from "../core/metrics-access.js";
+import { metricsRefusal } from "./metrics-access.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { inSpan, mayRecord, traceFieldsOf } from "../core/tracing.js";
 import { drainThen } from "../request-body/drain-body.js";

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { constantTimeEquals } from "../access/constant-time.js";
-import { ServiceError } from "./errors.js";
+import { ServiceError } from "../core/errors.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "::ffff:127.0.0.1"]);
 

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { errorReply, sendReply } from "../contracts/reply.js";
-import type { PlatformConfig } from "./config.js";
-import { ServiceError } from "./errors.js";
-import { probe, type HealthCheck } from "./health.js";
-import type { Logger } from "./logger.js";
+import type { PlatformConfig } from "../core/config.js";
+import { ServiceError } from "../core/errors.js";
+import { probe, type HealthCheck } from "../core/health.js";
+import type { Logger } from "../core/logger.js";
 import { metricsRefusal } from "./metrics-access.js";
-import { serviceMetrics } from "./service-metrics.js";
+import { serviceMetrics } from "../core/service-metrics.js";
 
 /** How long /health waits for the role's check. */
 const HEALTH_TIMEOUT_MS = 2000;
