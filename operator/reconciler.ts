@@ -61,8 +61,11 @@ export class Reconciler {
     } catch (error) {
       problems.push(`internal certificates: ${(error as Error).message}`);
     }
-    // created once, like the CA: pods read it at start, so a new one would lock Prometheus out of every pod not restarted
-    if (await api.createSecretIfAbsent(metricsTokenSecret(resource, randomBytes(32).toString("base64url")))) applied.push(`Secret/${metricsTokenSecretName(resource.metadata.name)}`);
+    try {
+      applied.push(...(await this.ensureMetricsToken(resource)));
+    } catch (error) {
+      problems.push(`metrics token: ${(error as Error).message}`);
+    }
     const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
     const podMonitor = this.deps.podMonitor && (await api.crdInstalled("podmonitors.monitoring.coreos.com")) ? this.deps.podMonitor : undefined;
     const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled, podMonitor });
@@ -147,6 +150,21 @@ export class Reconciler {
       written.push(`Secret/${secret}`);
     }
     return written;
+  }
+
+  /**
+   * The instance's metrics token, created once like the CA: pods read it at
+   * start, so a new one would lock Prometheus out of every pod not restarted.
+   * Read first, so that a reconcile of an instance that has it writes nothing.
+   */
+  private async ensureMetricsToken(resource: DocService): Promise<string[]> {
+    const { api } = this.deps;
+    const name = metricsTokenSecretName(resource.metadata.name);
+    if (await api.secretKeyExists(resource.metadata.namespace, name, "token")) return [];
+    if (await api.createSecretIfAbsent(metricsTokenSecret(resource, randomBytes(32).toString("base64url")))) return [`Secret/${name}`];
+    // another writer's that came first, or one without the key, which no pod could start with
+    if (!(await api.secretKeyExists(resource.metadata.namespace, name, "token"))) throw new Error(`Secret ${name} exists without the key token`);
+    return [];
   }
 
   /** Secrets the spec names that do not exist (or lack the key): reported, not crashed on. */
