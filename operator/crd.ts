@@ -300,6 +300,15 @@ export const SPEC_SCHEMA = {
           description: "hpa: autoscaling/v2 HPAs; keda: a KEDA ScaledObject (Kafka lag) for the aggregator; auto: keda when KEDA's CRDs are installed.",
         },
         headroom: { type: "number", minimum: 1, maximum: 10, default: 1.3, description: "Capacity kept above the expected load (1.3 = 30% spare)." },
+        scaleDownStabilizationSeconds: {
+          type: "integer",
+          minimum: 0,
+          maximum: 3600,
+          default: 300,
+          description:
+            "How long demand must stay lower before an autoscaler removes replicas (then at most the share the headroom covers per minute). " +
+            "Scaling up is immediate.",
+        },
       },
     },
   },

@@ -27,7 +27,7 @@ function resource(spec: Partial<DocService["spec"]> = {}): DocService {
       components: {},
       conversion: { backend: "local" },
       expectedLoad: { sign: 0, convert: 0, collect: 0, auth: 0 },
-      autoscaling: { mode: "auto", headroom: 1.3 },
+      autoscaling: { mode: "auto", headroom: 1.3, scaleDownStabilizationSeconds: 300 },
       ...spec,
     },
   };
@@ -161,6 +161,8 @@ describe("desired state", () => {
     assert.equal(hpa.spec.minReplicas, 6);
     assert.equal(hpa.spec.maxReplicas, 20);
     assert.equal(hpa.spec.metrics[0].resource.target.averageUtilization, 69); // 90 / 1.3
+    assert.equal(hpa.spec.behavior.scaleUp.policies[1].value, 6, "up to the expected load's replicas in one step");
+    assert.equal(hpa.spec.behavior.scaleDown.stabilizationWindowSeconds, 300);
     assert.equal((find(objects, "Deployment", "acme-signing") as any).spec.replicas, undefined);
     assert.ok(find(objects, "PodDisruptionBudget", "acme-signing"));
   });
@@ -176,11 +178,12 @@ describe("desired state", () => {
     const scaled = find(withKeda, "ScaledObject", "acme-telemetry-aggregator") as any;
     assert.equal(scaled.spec.minReplicaCount, 6); // ⌈20000 / 5000 × 1.3⌉
     assert.equal(scaled.spec.maxReplicaCount, 12, "no more consumers than partitions");
+    assert.equal(scaled.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleUp.policies[1].value, 6);
     assert.deepEqual(scaled.spec.triggers[0].metadata, { bootstrapServers: "kafka:9092", consumerGroup: "acme-usage-aggregator", topic: "usage", lagThreshold: "38461" });
 
     const withoutKeda = desiredState(resource(spec), { profile, kedaInstalled: false }).objects;
     assert.deepEqual(kinds(withoutKeda, "acme-telemetry-aggregator"), ["Deployment", "HorizontalPodAutoscaler", "NetworkPolicy", "PodDisruptionBudget"]);
-    const forcedHpa = desiredState(resource({ ...spec, autoscaling: { mode: "hpa", headroom: 1.3 } }), { profile, kedaInstalled: true }).objects;
+    const forcedHpa = desiredState(resource({ ...spec, autoscaling: { mode: "hpa", headroom: 1.3, scaleDownStabilizationSeconds: 300 } }), { profile, kedaInstalled: true }).objects;
     assert.ok(!find(forcedHpa, "ScaledObject", "acme-telemetry-aggregator"));
     const config = (find(withKeda, "ConfigMap", "acme-config") as any).data;
     assert.equal(config.TELEMETRY_CONSUMER_GROUP, "acme-usage-aggregator");

@@ -8,7 +8,7 @@ import { loadConfig, type Config } from "../services/configuration.js";
 import { SHUTDOWN_CLEANUP_MS } from "../services/core/shutdown.js";
 import { COMPONENTS, GROUP, KIND, LIMITS, VERSION, type ComponentName, type LimitName } from "./crd.js";
 import { quantityValue } from "./quantity.js";
-import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, type SizingProfile } from "./sizing.js";
+import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, scalingBehavior, type SizingProfile } from "./sizing.js";
 import type { ComponentSpec, DocService, KubeObject } from "./types.js";
 
 export interface Environment {
@@ -472,6 +472,11 @@ function podDisruptionBudget(resource: DocService, component: DesiredComponent):
   };
 }
 
+function behavior(resource: DocService, component: DesiredComponent) {
+  const { headroom, scaleDownStabilizationSeconds } = resource.spec.autoscaling;
+  return scalingBehavior(component.replicas, headroom, scaleDownStabilizationSeconds);
+}
+
 function horizontalPodAutoscaler(resource: DocService, component: DesiredComponent, componentSpec: ComponentSpec, environment: Environment): KubeObject {
   return {
     apiVersion: "autoscaling/v2",
@@ -481,6 +486,7 @@ function horizontalPodAutoscaler(resource: DocService, component: DesiredCompone
       scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: component.deploymentName },
       minReplicas: component.replicas,
       maxReplicas: componentSpec.autoscaling!.maxReplicas,
+      behavior: behavior(resource, component),
       metrics: [
         {
           type: "Resource",
@@ -505,6 +511,7 @@ function scaledObject(resource: DocService, component: DesiredComponent, compone
       minReplicaCount: component.replicas,
       // More consumers than partitions would sit idle.
       maxReplicaCount: Math.min(componentSpec.autoscaling!.maxReplicas, kafka.partitions),
+      advanced: { horizontalPodAutoscalerConfig: { behavior: behavior(resource, component) } },
       triggers: [
         {
           type: "kafka",

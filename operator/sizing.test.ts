@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, type ComponentCapacity } from "./sizing.js";
+import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, scalingBehavior, type ComponentCapacity } from "./sizing.js";
 
 const capacity = (requestsPerSecond: number, cpuPercentAtCapacity = 80): ComponentCapacity => ({
   route: "POST /v1/sign",
@@ -47,5 +47,17 @@ describe("sizing", () => {
     assert.equal(cpuTargetPercent(undefined, 1.3), 62);
     assert.equal(lagThreshold(capacity(2000), 2), 10_000);
     assert.equal(lagThreshold(capacity(0.01), 2), 1);
+  });
+
+  test("scaling up is immediate and reaches the expected load in one step; scaling down removes what the headroom covers", () => {
+    const { scaleUp, scaleDown } = scalingBehavior(10, 1.3, 300);
+    assert.equal(scaleUp.stabilizationWindowSeconds, 0);
+    assert.deepEqual(scaleUp.policies, [{ type: "Percent", value: 100, periodSeconds: 15 }, { type: "Pods", value: 10, periodSeconds: 15 }]);
+    assert.equal(scaleDown.stabilizationWindowSeconds, 300);
+    // at the target a replica runs at capacity / 1.3; without 23 % of them the others stay under capacity (1 / 0.77 < 1.3)
+    assert.deepEqual(scaleDown.policies, [{ type: "Percent", value: 23, periodSeconds: 60 }, { type: "Pods", value: 1, periodSeconds: 60 }]);
+    assert.equal(scalingBehavior(1, 2, 0).scaleDown.policies[0]!.value, 50);
+    assert.equal(scalingBehavior(1, 1, 0).scaleDown.policies[0]!.value, 1, "no headroom: one replica a minute");
+    assert.equal(scalingBehavior(1, 1.3, 0).scaleUp.policies[1]!.value, 4, "at least Kubernetes' default step");
   });
 });

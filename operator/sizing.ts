@@ -83,3 +83,47 @@ export function lagThreshold(capacity: ComponentCapacity | undefined, headroom: 
   const perSecond = capacity?.requestsPerSecond ?? 1000;
   return Math.max(1, Math.floor((perSecond * catchUpSeconds) / headroom));
 }
+
+/** An autoscaling/v2 HPA's `behavior` (also KEDA's horizontalPodAutoscalerConfig.behavior). */
+export interface ScalingBehavior {
+  scaleUp: ScalingRules;
+  scaleDown: ScalingRules;
+}
+
+interface ScalingRules {
+  stabilizationWindowSeconds: number;
+  selectPolicy: "Max";
+  policies: Array<{ type: "Percent" | "Pods"; value: number; periodSeconds: number }>;
+}
+
+/**
+ * How fast an autoscaler may move, from the same measurements as its target.
+ * Up at once: every 15 s it may double, or add the replicas the expected load
+ * needs (at least Kubernetes' default of 4), so a cold start reaches the
+ * expected peak in one step. Down slowly: after `scaleDownStabilizationSeconds`
+ * of lower demand, at most the share of replicas the headroom covers each
+ * minute (at least one). A replica at the target runs at capacity ÷ headroom,
+ * so removing 1 − 1/headroom of them leaves the others at most at capacity:
+ * the p95 the profile measured holds while the surplus drains.
+ */
+export function scalingBehavior(replicasForExpectedLoad: number, headroom: number, scaleDownStabilizationSeconds: number): ScalingBehavior {
+  const removableShare = 1 - 1 / headroom;
+  return {
+    scaleUp: {
+      stabilizationWindowSeconds: 0,
+      selectPolicy: "Max",
+      policies: [
+        { type: "Percent", value: 100, periodSeconds: 15 },
+        { type: "Pods", value: Math.max(4, replicasForExpectedLoad), periodSeconds: 15 },
+      ],
+    },
+    scaleDown: {
+      stabilizationWindowSeconds: scaleDownStabilizationSeconds,
+      selectPolicy: "Max",
+      policies: [
+        { type: "Percent", value: Math.max(1, Math.floor(removableShare * 100)), periodSeconds: 60 },
+        { type: "Pods", value: 1, periodSeconds: 60 },
+      ],
+    },
+  };
+}

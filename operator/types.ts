@@ -37,7 +37,7 @@ export interface DocServiceSpec {
   /** Connection limits, each written to the ConfigMap as its variable (LIMITS in operator/crd.ts); an omitted one keeps the platform's default. */
   limits?: Partial<Record<LimitName, number>>;
   expectedLoad: { sign: number; convert: number; collect: number; auth: number };
-  autoscaling: { mode: "auto" | "hpa" | "keda"; headroom: number };
+  autoscaling: { mode: "auto" | "hpa" | "keda"; headroom: number; scaleDownStabilizationSeconds: number };
 }
 
 export interface Condition {

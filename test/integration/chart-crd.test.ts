@@ -119,7 +119,7 @@ describe("the Helm chart's CRD file on a real API server", () => {
       components: Object.fromEntries(COMPONENTS.map((name) => [name, { replicas: 1 }])),
       conversion: { backend: "local" },
       expectedLoad: { sign: 0, convert: 0, collect: 0, auth: 0 },
-      autoscaling: { mode: "auto", headroom: 1.3 },
+      autoscaling: { mode: "auto", headroom: 1.3, scaleDownStabilizationSeconds: 300 },
     });
   });
 

@@ -109,7 +109,10 @@ describe("DocService operator", () => {
   test("the minimal example becomes a Deployment and Service per component, a ConfigMap, owned by the resource", async () => {
     await kubectl(kube, ["apply", "-f", join(ROOT, "operator/examples/minimal.yaml")]);
     const resource = await get("docservice", "docservice");
-    await until("the children", async () => (await get("secret", "docservice-telemetry-api-tls")) !== undefined);
+    // certificates and the metrics token are written before the objects that mount them
+    const children = async () =>
+      Promise.all(COMPONENTS.flatMap((component) => ["deployment", "service", "networkpolicy"].map((kind) => get(kind, `docservice-${component}`))));
+    await until("the children", async () => (await children()).every((child) => child !== undefined));
     for (const component of COMPONENTS) {
       const deployment = await get("deployment", `docservice-${component}`);
       assert.ok(deployment, component);
@@ -227,7 +230,7 @@ describe("DocService operator", () => {
       },
       kafka: { bootstrapServers: kafka.brokers, topic: "ops-usage", partitions: 3, replicationFactor: 1, retentionHours: 24, deleteTopicsOnDelete: true },
       expectedLoad: { sign: 100, collect: 10_000 },
-      autoscaling: { mode: "auto", headroom: 1.3 },
+      autoscaling: { mode: "auto", headroom: 1.3, scaleDownStabilizationSeconds: 120 },
     };
     await apply({ apiVersion: "docservice.dev/v1alpha1", kind: "DocService", metadata: { name: "scaled" }, spec });
     await until("the ScaledObject", async () => (await get("scaledobject", "scaled-telemetry-aggregator")) !== undefined);
@@ -238,6 +241,14 @@ describe("DocService operator", () => {
     const hpa = await get("horizontalpodautoscaler", "scaled-signing");
     assert.equal(hpa.spec.minReplicas, 3); // ⌈100 / 50 × 1.3⌉
     assert.equal(hpa.spec.metrics[0].resource.target.averageUtilization, 69);
+    // stored as written: the API server accepted every field, in the HPA and in KEDA's schema alike
+    assert.deepEqual(hpa.spec.behavior.scaleDown, {
+      stabilizationWindowSeconds: 120,
+      selectPolicy: "Max",
+      policies: [{ type: "Percent", value: 23, periodSeconds: 60 }, { type: "Pods", value: 1, periodSeconds: 60 }],
+    });
+    assert.deepEqual(hpa.spec.behavior.scaleUp.policies, [{ type: "Percent", value: 100, periodSeconds: 15 }, { type: "Pods", value: 4, periodSeconds: 15 }]);
+    assert.equal(scaled.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds, 120);
     assert.equal((await get("deployment", "scaled-signing")).spec.replicas, 1, "the replica count is left to the HPA (API default)");
     assert.deepEqual((await get("docservice", "scaled")).metadata.finalizers, ["docservice.dev/kafka-topic"]);
 
