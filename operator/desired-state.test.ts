@@ -167,6 +167,31 @@ describe("desired state", () => {
     assert.ok(find(objects, "PodDisruptionBudget", "acme-signing"));
   });
 
+  test("conversion scales on its demand where the operator serves external metrics, else on CPU", () => {
+    const spec = { components: { conversion: { autoscaling: { minReplicas: 1, maxReplicas: 8 }, resources: { requests: { cpu: "1" } } } } };
+    const onDemand = find(desiredState(resource(spec), { profile, kedaInstalled: false, conversionDemandServed: true }).objects, "HorizontalPodAutoscaler", "acme-conversion") as any;
+    assert.deepEqual(onDemand.spec.metrics, [
+      {
+        type: "External",
+        external: {
+          metric: { name: "docservice_conversion_demand", selector: { matchLabels: { "app.kubernetes.io/instance": "acme" } } },
+          target: { type: "AverageValue", averageValue: "769m" }, // a pool's worth per pod, less the headroom of 1.3
+        },
+      },
+    ]);
+    const onCpu = find(desiredState(resource(spec), { profile, kedaInstalled: false }).objects, "HorizontalPodAutoscaler", "acme-conversion") as any;
+    assert.equal(onCpu.spec.metrics[0].type, "Resource");
+    const gotenberg = { ...spec, conversion: { backend: "gotenberg" as const, gotenbergUrl: "http://gotenberg:3000" } };
+    const onGotenberg = find(desiredState(resource(gotenberg), { profile, kedaInstalled: false, conversionDemandServed: true }).objects, "HorizontalPodAutoscaler", "acme-conversion") as any;
+    assert.equal(onGotenberg.spec.metrics[0].type, "Resource", "with Gotenberg, the queue is not the pods'");
+    const signing = find(
+      desiredState(resource({ components: { signing: { autoscaling: { minReplicas: 1, maxReplicas: 8 } } } }), { profile, kedaInstalled: false, conversionDemandServed: true }).objects,
+      "HorizontalPodAutoscaler",
+      "acme-signing",
+    ) as any;
+    assert.equal(signing.spec.metrics[0].type, "Resource", "only conversion has a demand metric");
+  });
+
   test("the aggregator scales on Kafka lag with KEDA when installed, else an HPA; never both", () => {
     const spec = {
       components: { telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: 50 } } },

@@ -7,7 +7,8 @@ import { CALL_DEADLINES_MS } from "../services/contracts/call-deadlines.js";
 import { loadConfig, type Config } from "../services/configuration.js";
 import { SHUTDOWN_CLEANUP_MS } from "../services/core/shutdown.js";
 import { COMPONENTS, GROUP, KIND, LIMITS, VERSION, type ComponentName, type LimitName } from "./crd.js";
-import { quantityValue } from "./quantity.js";
+import { CONVERSION_DEMAND_METRIC } from "./conversion-demand.js";
+import { formatQuantity, quantityValue } from "./quantity.js";
 import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, scalingBehavior, type SizingProfile } from "./sizing.js";
 import type { ComponentSpec, DocService, KubeObject } from "./types.js";
 
@@ -17,6 +18,8 @@ export interface Environment {
   kedaInstalled: boolean;
   /** How Prometheus scrapes the pods, when the Prometheus Operator's PodMonitor is served and the operator writes one per DocService. */
   podMonitor?: PodMonitorSettings;
+  /** The operator serves the cluster's external metrics API (operator/external-metrics-api.ts): conversion scales on its demand, not CPU. */
+  conversionDemandServed?: boolean;
 }
 
 export interface PodMonitorSettings {
@@ -488,13 +491,23 @@ function horizontalPodAutoscaler(resource: DocService, component: DesiredCompone
       maxReplicas: componentSpec.autoscaling!.maxReplicas,
       behavior: behavior(resource, component),
       metrics: [
-        {
-          type: "Resource",
-          resource: {
-            name: "cpu",
-            target: { type: "Utilization", averageUtilization: cpuTargetPercent(environment.profile.components[component.name], resource.spec.autoscaling.headroom) },
-          },
-        },
+        // with Gotenberg the work (and so the queue) is Gotenberg's, not the conversion pods'
+        component.name === "conversion" && environment.conversionDemandServed && resource.spec.conversion.backend === "local"
+          ? {
+              // pods' worth of conversions in flight or waiting; each pod aims at a pool's worth less the headroom
+              type: "External",
+              external: {
+                metric: { name: CONVERSION_DEMAND_METRIC, selector: { matchLabels: { "app.kubernetes.io/instance": resource.metadata.name } } },
+                target: { type: "AverageValue", averageValue: formatQuantity(1 / resource.spec.autoscaling.headroom) },
+              },
+            }
+          : {
+              type: "Resource",
+              resource: {
+                name: "cpu",
+                target: { type: "Utilization", averageUtilization: cpuTargetPercent(environment.profile.components[component.name], resource.spec.autoscaling.headroom) },
+              },
+            },
       ],
     },
   };

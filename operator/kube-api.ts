@@ -6,6 +6,7 @@
 import {
   ApiException,
   ApiextensionsV1Api,
+  ApiregistrationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -15,6 +16,7 @@ import {
   V1MicroTime,
   type KubernetesObject,
   type V1Lease,
+  type V1Pod,
   type V1Secret,
 } from "@kubernetes/client-node";
 import { GROUP, PLURAL, VERSION } from "./crd.js";
@@ -52,6 +54,7 @@ export class KubeApi {
   private readonly core: CoreV1Api;
   private readonly extensions: ApiextensionsV1Api;
   private readonly coordination: CoordinationV1Api;
+  private readonly registration: ApiregistrationV1Api;
 
   constructor(readonly config: KubeConfig) {
     this.objects = KubernetesObjectApi.makeApiClient(config);
@@ -59,6 +62,7 @@ export class KubeApi {
     this.core = config.makeApiClient(CoreV1Api);
     this.extensions = config.makeApiClient(ApiextensionsV1Api);
     this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.registration = config.makeApiClient(ApiregistrationV1Api);
   }
 
   async getDocService(namespace: string, name: string): Promise<DocService | undefined> {
@@ -100,6 +104,23 @@ export class KubeApi {
     const secret = await unlessNotFound(this.core.readNamespacedSecret({ namespace, name }));
     if (!secret) return undefined;
     return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, "base64").toString("utf8")]));
+  }
+
+  /** A ConfigMap's data; undefined when it does not exist. */
+  async readConfigMapData(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    return (await unlessNotFound(this.core.readNamespacedConfigMap({ namespace, name })))?.data ?? undefined;
+  }
+
+  async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    return (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
+  }
+
+  /** Whether the APIService of that group version sends its requests to this Service ("namespace/name"). */
+  async apiServiceServedBy(groupVersion: string, service: string): Promise<boolean> {
+    const [group, version] = [groupVersion.slice(0, groupVersion.lastIndexOf("/")), groupVersion.slice(groupVersion.lastIndexOf("/") + 1)];
+    const apiService = await unlessNotFound(this.registration.readAPIService({ name: `${version}.${group}` }));
+    const target = apiService?.spec?.service;
+    return target !== undefined && `${target.namespace}/${target.name}` === service;
   }
 
   /** Creates the Secret; false when one by that name already exists (409), which is left as it is. */

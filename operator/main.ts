@@ -13,11 +13,19 @@
  *   POD_MONITOR              "false": no PodMonitor per DocService (default "true": one where the Prometheus Operator's API is served)
  *   POD_MONITOR_INTERVAL     its scrape interval (default 30s)
  *   POD_MONITOR_LABELS       its labels, a JSON object (default {})
+ *   EXTERNAL_METRICS_PORT    serve the external metrics API (conversion demand) on this port; unset: not served
+ *   EXTERNAL_METRICS_TLS_DIR its serving certificate, tls.crt and tls.key
+ *   EXTERNAL_METRICS_SERVICE "namespace/name" of the Service its APIService names
+ *   EXTERNAL_METRICS_HOST    the address it listens on (default 0.0.0.0: the API server calls it; only its front proxy is answered)
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { KubeConfig, Watch } from "@kubernetes/client-node";
+import { CONVERSION_DEMAND_METRIC, conversionDemand } from "./conversion-demand.js";
 import { GROUP, PLURAL, VERSION } from "./crd.js";
+import { metricsTokenSecretName } from "./desired-state.js";
+import { startExternalMetricsApi } from "./external-metrics-api.js";
 import { KubeApi } from "./kube-api.js";
 import { LeaderElection } from "./leader-election.js";
 import { Reconciler } from "./reconciler.js";
@@ -52,7 +60,52 @@ function settings() {
     profilePath: env.SIZING_PROFILE || new URL("../loadtest/sizing-profile.json", import.meta.url).pathname,
     resyncMs: Number(env.RESYNC_SECONDS ?? 300) * 1000,
     podMonitor: env.POD_MONITOR === "false" ? undefined : { interval: env.POD_MONITOR_INTERVAL || "30s", labels: JSON.parse(env.POD_MONITOR_LABELS || "{}") as Record<string, string> },
+    externalMetrics: env.EXTERNAL_METRICS_PORT
+      ? {
+          port: Number(env.EXTERNAL_METRICS_PORT),
+          host: env.EXTERNAL_METRICS_HOST || "0.0.0.0",
+          tlsDir: env.EXTERNAL_METRICS_TLS_DIR || "/etc/docservice-operator/external-metrics-tls",
+          service: env.EXTERNAL_METRICS_SERVICE || undefined,
+        }
+      : undefined,
   };
+}
+
+const INSTANCE = "app.kubernetes.io/instance";
+
+/** The demand of the DocService the HPA's selector names, from its running conversion pods. */
+async function conversionDemandOf(api: KubeApi, namespace: string, selector: Record<string, string>): Promise<number> {
+  const instance = selector[INSTANCE];
+  if (!instance) throw new Error(`the metric selector names no ${INSTANCE}`);
+  const pods = await api.listPods(namespace, `${INSTANCE}=${instance},app.kubernetes.io/component=conversion`);
+  const targets = pods.flatMap((pod) => {
+    const port = pod.spec?.containers.flatMap((container) => container.ports ?? []).find((p) => p.name === "metrics")?.containerPort;
+    const ready = pod.status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True");
+    // a terminating pod finishes what it holds; new work goes elsewhere
+    if (!port || !ready || !pod.status?.podIP || pod.metadata?.deletionTimestamp) return [];
+    return [{ pod: pod.metadata?.name ?? "", url: `http://${pod.status.podIP}:${port}/metrics` }];
+  });
+  const token = (await api.readSecretData(namespace, metricsTokenSecretName(instance)))?.token;
+  if (!token) throw new Error(`no metrics token in Secret ${metricsTokenSecretName(instance)}`);
+  return conversionDemand(targets, token);
+}
+
+async function serveExternalMetrics(api: KubeApi, settings: { port: number; host: string; tlsDir: string }): Promise<void> {
+  // the API server's front proxy: the CA of its client certificate and the names it may have
+  const authentication = await api.readConfigMapData("kube-system", "extension-apiserver-authentication");
+  const clientCa = authentication?.["requestheader-client-ca-file"];
+  if (!clientCa) throw new Error("kube-system/extension-apiserver-authentication has no requestheader-client-ca-file: the API server is not set up for aggregated APIs");
+  await startExternalMetricsApi({
+    host: settings.host,
+    port: settings.port,
+    cert: readFileSync(join(settings.tlsDir, "tls.crt"), "utf8"),
+    key: readFileSync(join(settings.tlsDir, "tls.key"), "utf8"),
+    clientCa,
+    allowedNames: JSON.parse(authentication["requestheader-allowed-names"] || "[]") as string[],
+    metrics: [{ name: CONVERSION_DEMAND_METRIC, value: (namespace, selector) => conversionDemandOf(api, namespace, selector) }],
+    log,
+  });
+  log("serving the external metrics API", { port: settings.port });
 }
 
 /** Watches one path until stopped, restarting whenever the server ends the watch. */
@@ -92,7 +145,18 @@ async function main(): Promise<void> {
   config.loadFromDefault();
   const api = new KubeApi(config);
   const profile = JSON.parse(readFileSync(options.profilePath, "utf8")) as SizingProfile;
-  const reconciler = new Reconciler({ api, profile, podMonitor: options.podMonitor, log });
+  // every replica serves the metrics (they are read fresh from the pods), leader or not
+  let externalMetricsService: string | undefined;
+  if (options.externalMetrics) {
+    try {
+      await serveExternalMetrics(api, options.externalMetrics);
+      externalMetricsService = options.externalMetrics.service;
+    } catch (error) {
+      // reconciling matters more: conversion then scales on CPU, and this replica is never ready for the APIService's Service
+      log("external metrics API not served", { error: (error as Error).message });
+    }
+  }
+  const reconciler = new Reconciler({ api, profile, podMonitor: options.podMonitor, externalMetricsService, log });
 
   let queue: WorkQueue | undefined;
   let stopWatches: (() => void)[] = [];

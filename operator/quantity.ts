@@ -35,3 +35,8 @@ export function quantityValue(quantity: string | number): bigint | undefined {
   const magnitude = (numerator + denominator - 1n) / denominator;
   return sign === "-" ? -magnitude : magnitude;
 }
+
+/** A number as a quantity: whole numbers as they are, others in thousandths ("769m"). */
+export function formatQuantity(value: number): string {
+  return Number.isInteger(value) ? String(value) : `${Math.round(value * 1000)}m`;
+}

@@ -21,6 +21,7 @@ import {
   type DesiredComponent,
   type PodMonitorSettings,
 } from "./desired-state.js";
+import { GROUP_VERSION as EXTERNAL_METRICS_GROUP_VERSION } from "./external-metrics-api.js";
 import { createCa, issueLeaf, leafIsCurrent, serviceDnsNames, type KeyPairPem } from "./internal-pki.js";
 import { deleteTopic, ensureTopic } from "./kafka-topics.js";
 import { FIELD_MANAGER, type KubeApi } from "./kube-api.js";
@@ -36,6 +37,8 @@ export interface ReconcilerDeps {
   profile: SizingProfile;
   /** Set when the operator writes a PodMonitor per DocService (where the Prometheus Operator's API is served). */
   podMonitor?: PodMonitorSettings;
+  /** The Service ("namespace/name") of the operator's external metrics API, when it serves one. */
+  externalMetricsService?: string;
   log(message: string, fields?: object): void;
 }
 
@@ -68,7 +71,10 @@ export class Reconciler {
     }
     const kedaInstalled = await api.crdInstalled("scaledobjects.keda.sh");
     const podMonitor = this.deps.podMonitor && (await api.crdInstalled("podmonitors.monitoring.coreos.com")) ? this.deps.podMonitor : undefined;
-    const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled, podMonitor });
+    // another adapter (KEDA's, prometheus-adapter) may hold the cluster's one external metrics API
+    const { externalMetricsService } = this.deps;
+    const conversionDemandServed = externalMetricsService !== undefined && (await api.apiServiceServedBy(EXTERNAL_METRICS_GROUP_VERSION, externalMetricsService));
+    const desired = desiredState(resource, { profile: this.deps.profile, kedaInstalled, podMonitor, conversionDemandServed });
     const waiting = await this.writerWaitingForReaders(resource, desired.objects);
     for (const object of desired.objects) {
       if (object === waiting) continue;

@@ -200,7 +200,12 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       kafka: { bootstrapServers: ["kafka:9092"], partitions: 3, replicationFactor: 1 },
       redis: { address: "redis:6379" },
       adminTokenSecret: { name: "docservice-admin", key: "token" },
-      components: { signing: { autoscaling: { minReplicas: 1, maxReplicas: 2 }, resources: { requests: { cpu: "100m" } } } },
+      components: {
+        signing: { autoscaling: { minReplicas: 1, maxReplicas: 2 }, resources: { requests: { cpu: "100m" } } },
+        conversion: { autoscaling: { minReplicas: 1, maxReplicas: 2 }, resources: { requests: { cpu: "100m" } } },
+      },
+      // the conversion test watches a pod go once the load ends: 15 s rather than 5 minutes
+      autoscaling: { scaleDownStabilizationSeconds: 15 },
     };
     const apply = (change: object) => k(["apply", "-n", NAMESPACE, "-f", "-"], JSON.stringify({ apiVersion: "docservice.dev/v1alpha1", kind: "DocService", metadata: { name: "docservice" }, spec: change }));
     await apply(spec);
@@ -261,6 +266,59 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     const healed = await portForward("docservice-gateway", 80);
     assert.equal((await usage(healed, licenseKey, today(), today(), adminToken)).body.opens, 25, "counts survive the restarts (they live in Redis)");
     production = { licenseKey, adminToken, opens: 25 };
+  });
+
+  test("conversion scales on its demand: the operator's external metrics API, read by the HPA through the API server, adds a pod under a burst of conversions and takes it away after; every conversion answered", async () => {
+    const metricPath = `/apis/external.metrics.k8s.io/v1beta1/namespaces/${NAMESPACE}/docservice_conversion_demand?labelSelector=${encodeURIComponent("app.kubernetes.io/instance=docservice")}`;
+    const demand = async () => {
+      try {
+        return JSON.parse(await k(["get", "--raw", metricPath])).items[0].value as string;
+      } catch {
+        return undefined;
+      }
+    };
+    // the API server reaches the operator through the chart's APIService; the operator reads the conversion pods with the instance's token
+    await waitFor(async () => (await demand()) === "0", { what: "the conversion demand through the API server, 0 at rest", timeoutMs: 120_000, intervalMs: 2000 });
+    const hpa = await get("hpa", "docservice-conversion");
+    assert.deepEqual(hpa.spec.metrics.map((m: any) => [m.type, m.external?.metric?.name]), [["External", "docservice_conversion_demand"]]);
+
+    const base = await portForward("docservice-gateway", 80);
+    const email = "conversion-load@example.test";
+    assert.equal((await call(base, `/v1/auth/register?email=${encodeURIComponent(email)}`)).status, 200);
+    const apiKey = (await call(base, `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${await codeFromOutbox(email)}`)).body.apiKey as string;
+    const document = corpusFile("table.docx");
+    const statuses = new Map<number, number>();
+    let loading = true;
+    const client = async () => {
+      while (loading) {
+        const form = new FormData();
+        form.set("file", new Blob([document]), "table.docx");
+        const answer = await fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } });
+        await answer.arrayBuffer();
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+      }
+    };
+    const started = Date.now();
+    const timeline: string[] = [];
+    const sample = async () => {
+      const [current, deployment] = [await get("hpa", "docservice-conversion"), await get("deployment", "docservice-conversion")];
+      const seen = current?.status?.currentMetrics?.[0]?.external?.current?.averageValue ?? "-";
+      timeline.push(`${String(Math.round((Date.now() - started) / 1000)).padStart(5)} s  ${String(loading ? "on" : "off").padEnd(4)} ${String(seen).padStart(8)}  ${deployment?.spec?.replicas ?? "-"}/${deployment?.status?.readyReplicas ?? 0}`);
+      return deployment;
+    };
+    // six clients against one pod's pool: conversions wait, demand passes 1/headroom per pod
+    const clients = Array.from({ length: 6 }, client);
+    try {
+      await waitFor(async () => ((await sample())?.status?.readyReplicas ?? 0) >= 2, { what: "a second conversion pod, ready", timeoutMs: 240_000, intervalMs: 3000 });
+    } finally {
+      loading = false;
+      await Promise.all(clients);
+    }
+    const scaledUpAfterS = Math.round((Date.now() - started) / 1000);
+    await waitFor(async () => (await sample())?.spec?.replicas === 1, { what: "back to one conversion pod once the load ended", timeoutMs: 240_000, intervalMs: 3000 });
+    console.log(`conversion under load: 2 pods ready ${scaledUpAfterS} s after the load began\n   time  load  demand/pod  replicas/ready\n${timeline.join("\n")}`);
+    assert.deepEqual([...statuses.keys()], [200], `every conversion answered 200: ${JSON.stringify(Object.fromEntries(statuses))}`);
+    assert.ok([...statuses.values()].reduce((a, b) => a + b, 0) > 6, "conversions were made");
   });
 
   test("monitoring on the real node: Prometheus scrapes every pod as the operator's PodMonitor says, with its token, every dashboard query has data, and the spool alert fires while Kafka is frozen and resolves once it thaws, usage exact", async () => {

@@ -3,6 +3,7 @@
 // the operator's ServiceAccount.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,6 +44,12 @@ describe("Helm chart", () => {
     }
   });
 
+  test("the external metrics API is optional: without it, no APIService, Service, certificate or port", async () => {
+    const without = await template("externalMetrics.enabled=false");
+    for (const absent of [/kind: APIService/, /ops-external-metrics/, /EXTERNAL_METRICS_PORT/, /containerPort: 6443/]) assert.doesNotMatch(without, absent);
+    assert.match(await template(), /kind: APIService/);
+  });
+
   test("renders cluster-wide RBAC by default and one Role per watched namespace otherwise", async () => {
     const all = await template();
     assert.match(all, /kind: ClusterRole\n  name: ops\n/);
@@ -78,6 +85,7 @@ describe("Helm chart", () => {
       ["get", "secrets"],
       ["create", "secrets"],
       ["create", "events"],
+      ["list", "pods"],
     ]) {
       assert.ok(await can(verb, resource, "apps"), `${verb} ${resource} in apps`);
     }
@@ -87,10 +95,23 @@ describe("Helm chart", () => {
       ["patch", "deployments.apps", "default"],
       ["get", "secrets", "default"],
       ["delete", "podmonitors.monitoring.coreos.com", "apps"],
+      ["list", "pods", "default"],
+      ["get", "configmaps/kube-proxy", "kube-system"],
+      ["get", "apiservices.apiregistration.k8s.io/v1beta1.metrics.k8s.io", "default"],
     ]) {
       assert.ok(!(await can(verb, resource, namespace)), `must not ${verb} ${resource} in ${namespace}`);
     }
     assert.ok(await can("update", "leases.coordination.k8s.io", "docservice-system"));
+    // the external metrics API: the API server's front-proxy CA, and whether the cluster's APIService is this operator's
+    assert.ok(await can("get", "configmaps/extension-apiserver-authentication", "kube-system"));
+    assert.ok(await can("get", "apiservices.apiregistration.k8s.io/v1beta1.external.metrics.k8s.io", "default"));
+    const apiService = JSON.parse(await kubectl(kube, ["get", "apiservice", "v1beta1.external.metrics.k8s.io", "-o", "json"]));
+    assert.deepEqual(apiService.spec.service, { namespace: "docservice-system", name: "ops-external-metrics", port: 443 });
+    const servingSecret = JSON.parse(await kubectl(kube, ["get", "secret", "ops-external-metrics-tls", "-n", "docservice-system", "-o", "json"]));
+    assert.equal(apiService.spec.caBundle, servingSecret.data["ca.crt"], "the APIService trusts the CA of the serving certificate");
+    const served = new X509Certificate(Buffer.from(servingSecret.data["tls.crt"], "base64"));
+    assert.ok(served.checkIssued(new X509Certificate(Buffer.from(servingSecret.data["ca.crt"], "base64"))));
+    assert.ok(served.checkHost("ops-external-metrics.docservice-system.svc"), "named as the API server calls it");
     assert.match(await kubectl(kube, ["get", "crd", "docservices.docservice.dev", "-o", "jsonpath={.spec.names.shortNames}"]), /ds/);
   });
 });

@@ -56,4 +56,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
+# the external metrics API reads the conversion pods' /metrics (their addresses)
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list"]
 {{- end -}}
