@@ -90,30 +90,43 @@ export function hostAddress(): string | undefined {
   return undefined;
 }
 
+/** How long a test waits for another test's node to be stopped: the longest suite on a node takes minutes. */
+const CLAIM_WAIT_MS = 20 * 60_000;
+
 /**
- * Takes the machine-wide lock (failing if a live process holds it), cleans up
- * after a node whose process died, records the host's state, makes the node's
- * data dir and the cgroup that kubelet's --cgroup-root names.
+ * Takes the machine-wide lock (waiting while a live process holds it: test
+ * files run side by side, and one node runs at a time), cleans up after a
+ * node whose process died, records the host's state, makes the node's data
+ * dir and the cgroup that kubelet's --cgroup-root names.
  */
 export async function claimHost(): Promise<HostClaim> {
   const address = hostAddress();
   if (!address) throw new Error("no IPv4 address besides loopback");
-  const previous = readLock();
-  if (previous && isAlive(previous.pid)) {
-    throw new Error(`a test Kubernetes node is already running on this machine (process ${previous.pid}, lock ${LOCK}); one runs at a time`);
-  }
-  if (previous || leftoverDirs().length > 0) await cleanHost(previous);
-
-  const state: HostState = {
-    pid: process.pid,
-    chains: Object.fromEntries(iptablesTables().map((key) => [key, chains(key)])),
-    sysctls: Object.fromEntries(SYSCTLS.filter((key) => existsSync(`/proc/sys/${key}`)).map((key) => [key, readSysctl(key)])),
-    absentDirs: HOST_DIRS.filter((dir) => !existsSync(dir)),
-  };
-  try {
-    writeFileSync(LOCK, JSON.stringify(state), { flag: "wx" });
-  } catch (err) {
-    throw new Error(`another test Kubernetes node is starting on this machine (${LOCK} exists); one runs at a time`, { cause: err });
+  const waitUntil = Date.now() + CLAIM_WAIT_MS;
+  let state: HostState | undefined;
+  while (!state) {
+    let previous = readLock();
+    while (previous && isAlive(previous.pid)) {
+      if (Date.now() > waitUntil) {
+        throw new Error(`a test Kubernetes node is still running on this machine after ${CLAIM_WAIT_MS / 60_000} minutes (process ${previous.pid}, lock ${LOCK}); one runs at a time`);
+      }
+      await sleep(2_000);
+      previous = readLock();
+    }
+    if (previous || leftoverDirs().length > 0) await cleanHost(previous);
+    const candidate: HostState = {
+      pid: process.pid,
+      chains: Object.fromEntries(iptablesTables().map((key) => [key, chains(key)])),
+      sysctls: Object.fromEntries(SYSCTLS.filter((key) => existsSync(`/proc/sys/${key}`)).map((key) => [key, readSysctl(key)])),
+      absentDirs: HOST_DIRS.filter((dir) => !existsSync(dir)),
+    };
+    try {
+      writeFileSync(LOCK, JSON.stringify(candidate), { flag: "wx" });
+      state = candidate;
+    } catch (err) {
+      // another test took the lock between our look and our write: wait for its node in turn
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
   }
   try {
     const dir = mkdtempSync(`${NODE_DIR_PREFIX}data-`);
