@@ -293,6 +293,15 @@ describe("desired state", () => {
     for (const variable of ["SHUTDOWN_DRAIN_MS", "SHUTDOWN_TIMEOUT_MS"]) assert.ok(Object.values(VARIABLES).some((v) => v.name === variable), variable);
   });
 
+  test("the gateway drains at least its keep-alive timeout: idle connections time out before it stops accepting", () => {
+    const objects = desiredState(resource({ limits: { keepAliveTimeoutMs: 30_000 } }), { profile, kedaInstalled: false }).objects;
+    const pod = (name: string) => (find(objects, "Deployment", `acme-${name}`) as any).spec.template.spec;
+    const drain = (name: string) => pod(name).containers[0].env.find((e: { name: string }) => e.name === "SHUTDOWN_DRAIN_MS").value;
+    assert.equal(drain("gateway"), "30000");
+    assert.equal(pod("gateway").terminationGracePeriodSeconds, 130);
+    assert.equal(drain("signing"), "5000", "backends serve gRPC, whose connections end with GOAWAY");
+  });
+
   test("memory budget: half of each container's memory limit in MiB (rounded down), from any quantity spelling; absent without a limit", () => {
     const memory = (limit: string | number) => ({ resources: { requests: { memory: "64Mi" }, limits: { cpu: "1", memory: limit } } });
     const { objects } = desiredState(

@@ -321,12 +321,14 @@ function longestRequestMs(component: ComponentName, config: Config): number {
 function shutdownOf(component: ComponentName, componentSpec: ComponentSpec, platform: Config) {
   if (component === "telemetryAggregator") return { env: [], gracePeriodSeconds: Math.ceil(SHUTDOWN_CLEANUP_MS / 1000) };
   const timeoutMs = componentSpec.shutdownTimeoutSeconds ? componentSpec.shutdownTimeoutSeconds * 1000 : longestRequestMs(component, platform);
+  // the gateway's idle keep-alive connections must time out within the drain: closing one as a client reuses it resets the request
+  const drainMs = component === "gateway" ? Math.max(DRAIN_MS, platform.keepAliveTimeoutMs) : DRAIN_MS;
   return {
     env: [
-      { name: "SHUTDOWN_DRAIN_MS", value: String(DRAIN_MS) },
+      { name: "SHUTDOWN_DRAIN_MS", value: String(drainMs) },
       { name: "SHUTDOWN_TIMEOUT_MS", value: String(timeoutMs) },
     ],
-    gracePeriodSeconds: Math.ceil((DRAIN_MS + timeoutMs + SHUTDOWN_CLEANUP_MS) / 1000),
+    gracePeriodSeconds: Math.ceil((drainMs + timeoutMs + SHUTDOWN_CLEANUP_MS) / 1000),
   };
 }
 

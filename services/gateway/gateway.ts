@@ -179,7 +179,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       const line = { requestId, method: request.method, path: pathname, status: response.statusCode, ms: Math.round(seconds * 1e4) / 10, ...traceFieldsOf(span) };
       logger.info(answered ? line : { ...line, clientClosed: true }, "request");
       if (span) endRequestSpan(span, answered ? response.statusCode : 499);
-      if (leaving) server.closeIdleConnections();
     });
 
     let refused = framingError(request, route);
@@ -254,8 +253,11 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     port,
     routes,
     drain() {
+      // Idle keep-alive connections are left to their keep-alive timeout, which clients anticipate (they
+      // stop reusing a connection before the timeout the server advertises): closing one as its client
+      // sends a request on it would reset that request. A connection used again gets its answer with
+      // "Connection: close".
       leaving = true;
-      server.closeIdleConnections();
     },
     /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes every connection. */
     async close() {
