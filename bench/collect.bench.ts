@@ -6,7 +6,9 @@
  * one producer.send with acks=all per request; bench/naive-collect-server.ts),
  * in the same run; then Redis bytes per event of the usage counts.
  *
- * Kafka 3.9 (KRaft), Redis, the platform (`services/main.ts all`, its usage
+ * Kafka 3.9 (KRaft), Redis, the platform as it ships (built by `npm run build`
+ * and run by plain node, `dist/services/main.js all`, as the images run it; tsx
+ * would add its own helper calls to the code measured), its usage
  * aggregator included, in its own process, logs to a file) and the bare
  * handler (its own process) all run on this machine, and so does the load
  * generator: the cores are shared, as the issue's "2 cores" asks. The load
@@ -56,8 +58,8 @@
  * aggregator does (support/redis-bytes-per-event.ts); 1 byte or more per
  * event beyond the documents' and dimensions' sets fails the run.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -268,14 +270,24 @@ interface RunningPlatform {
   stop(): Promise<void>;
 }
 
+/** `npm run build` into DIR/app/dist, with this checkout's node_modules beside it; returns the entry point. */
+function buildPlatform(dir: string): string {
+  const app = join(dir, "app");
+  mkdirSync(app);
+  const built = spawnSync(process.execPath, ["scripts/build.mjs", join(app, "dist")], { cwd: ROOT, encoding: "utf8" });
+  if (built.status !== 0) throw new BenchError(`npm run build failed:\n${built.stdout}${built.stderr}`);
+  symlinkSync(join(ROOT, "node_modules"), join(app, "node_modules"));
+  return join(app, "dist", "services", "main.js");
+}
+
 /** The platform with Kafka and Redis, its logs in a file (as a service manager would keep them); resolves once /v1/health is 200. */
-async function startPlatform(logLevel: string, kafka: KafkaBroker, redis: RedisServer, dir: string, tracingEnv: Record<string, string>): Promise<RunningPlatform> {
+async function startPlatform(main: string, logLevel: string, kafka: KafkaBroker, redis: RedisServer, dir: string, tracingEnv: Record<string, string>): Promise<RunningPlatform> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(dir, `platform-${logLevel}-`));
   const logFile = join(dir, `platform-${logLevel}.log`);
   const child = startChild(
-    [...PLATFORM_NODE_ARGS, "--import", "tsx", "services/main.ts", "all"],
+    [...PLATFORM_NODE_ARGS, main, "all"],
     kafkaModeEnv({ port: String(port), dataDir, kafkaBrokers: kafka.brokers, redisUrl: redis.url }, { LOG_LEVEL: logLevel, ...tracingEnv }),
     logFile,
   );
@@ -335,6 +347,7 @@ async function checkUsage(platform: RunningPlatform, day: string): Promise<void>
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "docservice-bench-collect-"));
+  const platformMain = buildPlatform(dir);
   const at = new Date().toISOString();
   const day = at.slice(0, 10);
   const bodies = new Map(REPORT_SIZES.map((k) => [k, reports(k, at)]));
@@ -383,7 +396,7 @@ async function main(): Promise<void> {
 
     for (const logLevel of LOG_LEVELS) {
       console.log(`\nplatform with LOG_LEVEL=${logLevel}${logLevel === "info" ? " (the production default: one access-log line per request)" : ""}`);
-      const platform = await startPlatform(logLevel, kafka, redis, dir, tracing.env);
+      const platform = await startPlatform(platformMain, logLevel, kafka, redis, dir, tracing.env);
       try {
         for (const k of REPORT_SIZES) {
           console.log(`  ${k} event${k === 1 ? "" : "s"} per report`);
