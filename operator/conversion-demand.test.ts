@@ -47,14 +47,15 @@ describe("conversion demand", () => {
     assert.equal(demandInPods([{ waiting: 4, inFlight: 2, poolSize: 2 }, { waiting: 0, inFlight: 2, poolSize: 2 }]), 4);
   });
 
-  test("read from every pod with the instance's token; a pod that fails or hangs is left out", async () => {
+  test("read from every pod with the instance's token; a pod that fails, hangs or answers more than 1 MB is left out", async () => {
     const busy = await pod(withToken(metricsText(3, 1, 1)));
     const idle = await pod(withToken(metricsText(0, 0, 1)));
     const failing = await pod(() => [500, "oops"]);
+    const flooding = await pod(withToken(metricsText(9, 9, 1) + "#".repeat(2 << 20)));
     const hanging = await pod(() => "hang");
     const started = Date.now();
     const demand = await conversionDemand(
-      [busy, idle, failing, hanging].map((url, i) => ({ pod: `conversion-${i}`, url })),
+      [busy, idle, failing, hanging, flooding].map((url, i) => ({ pod: `conversion-${i}`, url })),
       TOKEN,
     );
     assert.equal(demand, 4);

@@ -55,9 +55,18 @@ export function demandInPods(loads: readonly PoolLoad[]): number {
 async function readPoolLoad(target: MetricsTarget, token: string): Promise<PoolLoad> {
   const response = await fetch(target.url, { headers: { Authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
   if (!response.ok) throw new Error(`${target.pod}: /metrics answered ${response.status}`);
-  const length = Number(response.headers.get("content-length") ?? 0);
-  if (length > MAX_METRICS_BYTES) throw new Error(`${target.pod}: /metrics is ${length} bytes`);
-  return poolLoad(await response.text());
+  // read up to the bound, whatever Content-Length says (a chunked answer has none)
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  for await (const chunk of response.body ?? []) {
+    bytes += chunk.byteLength;
+    if (bytes > MAX_METRICS_BYTES) {
+      await response.body?.cancel();
+      throw new Error(`${target.pod}: /metrics is over ${MAX_METRICS_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return poolLoad(Buffer.concat(chunks).toString("utf8"));
 }
 
 /**
