@@ -281,7 +281,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       await sleep(minMs);
       if (minMs === 0) return;
       for (let quietFor = performance.now() - lastConnectionAt; quietFor < QUIET_MS && performance.now() < shutdownDeadline; quietFor = performance.now() - lastConnectionAt) {
-        await sleep(Math.min(QUIET_MS - quietFor, shutdownDeadline - performance.now()));
+        await sleep(Math.max(1, Math.min(QUIET_MS - quietFor, shutdownDeadline - performance.now())));
       }
       logger.info({ drainedMs: Math.round(performance.now() - started) }, "drained: no new connection for a while");
     },
