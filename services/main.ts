@@ -31,9 +31,9 @@ function internalTransport(config: Config): InternalTransport {
   return new InternalTransport({ tls, gatewayNames: config.grpcGatewayNames, internalToken: config.internalToken });
 }
 
-/** A started role: how to take it out of rotation (resolves when it is out), and how to stop it, first to last. */
+/** A started role: how to take it out of rotation, and how to stop it, first to last. */
 interface Started {
-  drain(minMs: number): Promise<void>;
+  drain(): void;
   stops: Stop[];
 }
 
@@ -61,7 +61,7 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Starte
     // the aggregator serves nothing else, so its /metrics and /health take PORT; a backend's, METRICS_PORT when set
     const metricsPort = role === "aggregator" ? config.port : config.metricsPort;
     if (metricsPort !== undefined) stops.unshift(await serveMetrics({ host: config.host, port: metricsPort, metricsToken: config.metricsToken }, logger, modules.health()));
-    return { drain: (minMs) => sleep(minMs), stops };
+    return { drain: () => {}, stops };
   }
   const served = modules.served(messages);
   const gateway = await startGateway({
@@ -102,7 +102,8 @@ async function main(): Promise<void> {
     // the aggregator serves nothing: it leaves its consumer group at once, for the others to take its partitions
     const drainMs = role === "aggregator" ? 0 : config.shutdownDrainMs;
     logger.info({ signal, drainMs }, "shutting down");
-    await drain(drainMs);
+    drain();
+    await sleep(drainMs);
     const inTime = await stopAll(stops, config.shutdownTimeoutMs + SHUTDOWN_CLEANUP_MS, logger);
     logger.info("stopped");
     process.exit(inTime ? 0 : 1);

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import { createContextValues } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Registry } from "prom-client";
@@ -66,25 +65,12 @@ export interface RunningGateway {
    * Leaving: /v1/health answers 503 (stopping), so load balancers stop
    * sending requests here, and every answer closes its connection, so
    * clients reconnect elsewhere; requests are still served until close().
-   * Resolves once `minMs` have passed and no new connection has arrived for
-   * {@link QUIET_MS}: connections still arriving mean that a kube-proxy or a
-   * load balancer still sends clients here, which refusing would fail. It
-   * waits at most SHUTDOWN_TIMEOUT_MS past `minMs`, and close() then has
-   * what is left of that timeout for the requests in flight, so the pod's
-   * grace period (drain + timeout + clean-up) still covers both.
    */
-  drain(minMs?: number): Promise<void>;
+  drain(): void;
   close(): Promise<void>;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-
-/**
- * A leaving gateway stops accepting once connections have stopped arriving
- * for this long. While it drains, every answer closes its connection, so a
- * client still routed here opens a new one for each request.
- */
-export const QUIET_MS = 2000;
 
 /** Every /v1 route the gateway serves: /v1/health and the modules' (also what /openapi.json describes). */
 export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "capacity">, startedAt: number, leaving: () => boolean = () => false): Route[] {
@@ -246,10 +232,6 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       else response.destroy();
     });
   });
-  let lastConnectionAt = performance.now();
-  /** Set by drain(): when the drain and the requests in flight must be done by. */
-  let shutdownDeadline: number | undefined;
-  server.on("connection", () => (lastConnectionAt = performance.now()));
   metrics.watch(server, budget);
   const limits = applyConnectionLimits(server, settings, (request, response, requestId) => {
     const reply = errorReply(new ServiceError("REQUEST_TIMEOUT", `The request body arrived slower than ${settings.minBodyBytesPerSecond} bytes per second.`), requestId);
@@ -270,28 +252,19 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   return {
     port,
     routes,
-    async drain(minMs = 0) {
+    drain() {
       // Idle keep-alive connections are left to their keep-alive timeout, which clients anticipate (they
       // stop reusing a connection before the timeout the server advertises): closing one as its client
       // sends a request on it would reset that request. A connection used again gets its answer with
       // "Connection: close".
       leaving = true;
-      const started = performance.now();
-      shutdownDeadline = started + minMs + settings.shutdownTimeoutMs;
-      await sleep(minMs);
-      if (minMs === 0) return;
-      for (let quietFor = performance.now() - lastConnectionAt; quietFor < QUIET_MS && performance.now() < shutdownDeadline; quietFor = performance.now() - lastConnectionAt) {
-        await sleep(Math.max(1, Math.min(QUIET_MS - quietFor, shutdownDeadline - performance.now())));
-      }
-      logger.info({ drainedMs: Math.round(performance.now() - started) }, "drained: no new connection for a while");
     },
     /** Stops accepting, lets in-flight requests finish (up to the timeout), then closes every connection. */
     async close() {
       leaving = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const deadline = shutdownDeadline ?? performance.now() + settings.shutdownTimeoutMs;
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now())).unref());
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, settings.shutdownTimeoutMs).unref());
       await Promise.race([closed, timeout]);
       if (inFlight > 0) logger.warn({ inFlight }, "shutdown timeout: closing connections with requests in flight");
       server.closeAllConnections();
