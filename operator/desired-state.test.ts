@@ -128,6 +128,22 @@ describe("desired state", () => {
     assert.equal(objects.some((o) => o.kind === "PodMonitor"), false, "no PodMonitor unless the Prometheus Operator's API is served");
   });
 
+  test("a gateway pod's probes ask only for its own state, never its backends' (/v1/health): a backend down leaves every gateway in its Service", () => {
+    const { objects } = desiredState(resource(), { profile, kedaInstalled: false });
+    const gateway = (find(objects, "Deployment", "acme-gateway") as any).spec.template.spec.containers[0];
+    assert.deepEqual(gateway.readinessProbe.httpGet, { path: "/readyz", port: "http" });
+    assert.deepEqual(gateway.livenessProbe.httpGet, { path: "/livez", port: "http" });
+    const probed = (objects.filter((o) => o.kind === "Deployment") as any[]).flatMap((d) => [d.spec.template.spec.containers[0].readinessProbe, d.spec.template.spec.containers[0].livenessProbe]);
+    assert.equal(JSON.stringify(probed).includes("/v1/health"), false);
+    // a backend is ready once it can take work (its own state, on its metrics listener), alive while its gRPC port accepts
+    for (const backend of ["signing", "keys", "conversion", "telemetry-api"]) {
+      const container = (find(objects, "Deployment", `acme-${backend}`) as any).spec.template.spec.containers[0];
+      assert.deepEqual(container.readinessProbe.httpGet, { path: "/readyz", port: "metrics" }, backend);
+      assert.ok(container.ports.some((p: any) => p.name === "metrics"), backend);
+      assert.deepEqual(container.livenessProbe.tcpSocket, { port: 50051 }, backend);
+    }
+  });
+
   test("a PodMonitor per instance where the Prometheus Operator's API is served: its pods only, both metrics ports, the token as bearer", () => {
     const { objects } = desiredState(resource(), { profile, kedaInstalled: false, podMonitor: { interval: "15s", labels: { release: "kps" } } });
     const monitor = find(objects, "PodMonitor", "acme") as any;

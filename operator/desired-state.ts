@@ -340,14 +340,21 @@ function deployment(resource: DocService, component: DesiredComponent, component
   const backend = grpc && !gateway;
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
   const aggregator = component.name === "telemetryAggregator";
-  const probe = gateway
-    ? { httpGet: { path: "/v1/health", port: "http" } }
-    : aggregator
+  // Readiness is a pod's own state, never that of what every pod of a component shares (Redis, Kafka, the
+  // backends behind the gateway): a shared dependency down would take every pod out of its Service at once, and
+  // clients would be refused instead of answered (/v1/health, which reports the backends, is for people).
+  const liveness =
+    gateway || aggregator
       ? { httpGet: { path: "/livez", port: "http" } }
-      : // the kubelet's gRPC probe cannot present a client certificate: a TCP check, readiness comes from the gateway's /v1/health
+      : // the kubelet's gRPC probe cannot present a client certificate: a TCP check
         { tcpSocket: { port: GRPC_PORT } };
-  // the aggregator is ready once in its consumer group with its store answering; alive while its process answers (Kafka away is no reason to restart it)
-  const readiness = aggregator ? { httpGet: { path: "/health", port: "http" } } : probe;
+  // the gateway is ready until it leaves; a backend once it can take work (a conversion pod's LibreOffice pool started);
+  // the aggregator once in its consumer group with its store answering, and it takes no requests
+  const readiness = gateway
+    ? { httpGet: { path: "/readyz", port: "http" } }
+    : aggregator
+      ? { httpGet: { path: "/health", port: "http" } }
+      : { httpGet: { path: "/readyz", port: "metrics" } };
   const tlsEnv = grpc
     ? [
         { name: "GRPC_TLS_CERT_FILE", value: `${TLS_DIRECTORY}/tls.crt` },
@@ -388,7 +395,7 @@ function deployment(resource: DocService, component: DesiredComponent, component
                 ...(backend ? [{ name: "METRICS_PORT", value: String(METRICS_PORT) }] : []),
               ],
               readinessProbe: { ...readiness, periodSeconds: 5 },
-              livenessProbe: { ...probe, periodSeconds: 20, failureThreshold: 6 },
+              livenessProbe: { ...liveness, periodSeconds: 20, failureThreshold: 6 },
               ...(componentSpec.resources ? { resources: componentSpec.resources } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
               volumeMounts: [

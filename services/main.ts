@@ -60,7 +60,7 @@ async function start(role: Role, config: Config, logger: Logger): Promise<Starte
   if (role !== "all" && role !== "gateway") {
     // the aggregator serves nothing else, so its /metrics and /health take PORT; a backend's, METRICS_PORT when set
     const metricsPort = role === "aggregator" ? config.port : config.metricsPort;
-    if (metricsPort !== undefined) stops.unshift(await serveMetrics({ host: config.host, port: metricsPort, metricsToken: config.metricsToken }, logger, modules.health()));
+    if (metricsPort !== undefined) stops.unshift(await serveMetrics({ host: config.host, port: metricsPort, metricsToken: config.metricsToken }, logger, { health: modules.health(), ready: modules.ready() }));
     return { drain: () => {}, stops };
   }
   const served = modules.served(messages);

@@ -61,10 +61,14 @@ export class ModuleSet {
     return stops;
   }
 
-  /** Ready when every module started here is: a backend role's /health. */
+  /** Healthy when every module started here is, dependencies included: a backend role's /health. */
   health(): HealthCheck {
-    const checks = [...this.running.values()].map((started) => started.health);
-    return async () => void (await Promise.all(checks.map((check) => check())));
+    return all([...this.running.values()].map((started) => started.health));
+  }
+
+  /** Ready to take work when every module started here is, from its own state: a backend role's /readyz. */
+  ready(): HealthCheck {
+    return all([...this.running.values()].flatMap((started) => (started.ready ? [started.ready] : [])));
   }
 
   /** The gRPC services of the modules started here. */
@@ -137,4 +141,8 @@ export class ModuleSet {
 function notDeployed(module: Module<any>): object {
   const error = () => new ServiceError("UNAVAILABLE", `The ${module.name} service is not deployed with this gateway (${module.address?.variable} is unset).`);
   return new Proxy({}, { get: () => () => Promise.reject(error()) });
+}
+
+function all(checks: HealthCheck[]): HealthCheck {
+  return async () => void (await Promise.all(checks.map((check) => check())));
 }

@@ -42,6 +42,14 @@ export interface RunningModule<Api extends object> {
   /** Its gRPC services, on the process's one gRPC port; by default its {@link ServiceBinding}'s unary methods served by `api`. */
   hosted?: HostedService[];
   health: HealthCheck;
+  /**
+   * Whether this process can take the module's work now, from its own state
+   * only (its LibreOffice pool started), never from a dependency every replica
+   * shares (Redis, an HSM, Gotenberg), whose outage would take every replica
+   * out of its Service at once; absent, it is ready once started. A backend
+   * pod's readiness (the metrics listener's /readyz).
+   */
+  ready?: HealthCheck;
   capacity?: CapacityHints;
   close(): Promise<void>;
 }

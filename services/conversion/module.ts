@@ -30,7 +30,8 @@ export const conversionModule: Module<ConversionApi, PlatformConfig & Conversion
       api: conversion.service,
       hosted: [conversion.hosted],
       health: () => conversion.service.health(),
-      ...(local ? { capacity: { convert: config.conversionPoolSize } } : {}),
+      // the local pool is this pod's own; Gotenberg is every replica's
+      ...(local ? { ready: () => conversion.service.health(), capacity: { convert: config.conversionPoolSize } } : {}),
       close: conversion.close,
     };
   },

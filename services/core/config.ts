@@ -105,7 +105,7 @@ export const PLATFORM_VARIABLES = {
     "SHUTDOWN_DRAIN_MS",
     nonNegativeInt,
     "0",
-    "After SIGTERM, how long the process goes on serving before it stops accepting: /v1/health answers 503 (stopping) and every answer closes its connection, while load balancers and Kubernetes Endpoints stop sending it requests. At least HTTP_KEEP_ALIVE_TIMEOUT_MS, so that idle keep-alive connections time out before it stops accepting rather than being cut as a client reuses one. The operator sets 5000, or the keep-alive timeout if longer.",
+    "After SIGTERM, how long the process goes on serving before it stops accepting: /readyz and /v1/health answer 503 (stopping) and every answer closes its connection, while load balancers and Kubernetes Endpoints stop sending it requests. At least HTTP_KEEP_ALIVE_TIMEOUT_MS, so that idle keep-alive connections time out before it stops accepting rather than being cut as a client reuses one. The operator sets 5000, or the keep-alive timeout if longer.",
   ),
   shutdownTimeoutMs: variable(
     "SHUTDOWN_TIMEOUT_MS",

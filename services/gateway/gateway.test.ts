@@ -215,6 +215,34 @@ describe("gateway", () => {
     }
   });
 
+  test("/readyz and /livez are the pod's own state: ready with a backend down, /readyz 503 once draining while /livez stays 200", async () => {
+    const gateway = await startGateway({
+      settings: { ...loadConfig({ DOCSERVICE_DATA_DIR: dataDir }), host: "127.0.0.1", port: 0 },
+      logger: createLogger("silent"),
+      credentials: credentialCheck(undefined, keys),
+      routes: [],
+      backends: { signing: () => Promise.reject(new Error("signing is rolling")) },
+      bridges: [],
+      messages: MessageLimits.of(loadConfig({ DOCSERVICE_DATA_DIR: dataDir })),
+    });
+    const base = `http://127.0.0.1:${gateway.port}`;
+    const probe = async (path: string, method = "GET") => {
+      const answer = await fetch(`${base}${path}`, { method });
+      return `${answer.status} ${(await answer.text()).trim()}`;
+    };
+    try {
+      assert.equal((await fetch(`${base}/v1/health`)).status, 503, "/v1/health reports the backend down");
+      assert.equal(await probe("/readyz"), "200 ok", "a backend down is no reason to leave the Service");
+      assert.equal(await probe("/livez"), "200 ok");
+      assert.match(await probe("/readyz", "POST"), /^404 /, "the probes answer GET only");
+      gateway.drain();
+      assert.equal(await probe("/readyz"), "503 stopping");
+      assert.equal(await probe("/livez"), "200 ok", "leaving is no reason to be restarted");
+    } finally {
+      await gateway.close();
+    }
+  });
+
   test("close gives up on requests slower than the shutdown timeout", async () => {
     const gateway = await start(100);
     registerDelayMs = 2000;

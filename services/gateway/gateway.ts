@@ -62,7 +62,7 @@ export interface RunningGateway {
   port: number;
   routes: Route[];
   /**
-   * Leaving: /v1/health answers 503 (stopping), so load balancers stop
+   * Leaving: /readyz and /v1/health answer 503 (stopping), so load balancers stop
    * sending requests here, and every answer closes its connection, so
    * clients reconnect elsewhere; requests are still served until close().
    */
@@ -72,6 +72,9 @@ export interface RunningGateway {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+/** What the gateway answers itself outside /v1: the API's description, /metrics, and the kubelet's probes. */
+const OWN_PATHS = new Set(["/openapi.json", "/metrics", "/livez", "/readyz"]);
+
 /** Every /v1 route the gateway serves: /v1/health and the modules' (also what /openapi.json describes). */
 export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "capacity">, startedAt: number, leaving: () => boolean = () => false): Route[] {
   return [healthRoute(deps.backends, startedAt, deps.capacity, leaving), ...deps.routes];
@@ -79,7 +82,7 @@ export function gatewayRoutes(deps: Pick<GatewayDeps, "routes" | "backends" | "c
 
 /**
  * The public HTTP server: the modules' /v1 JSON routes and /v1/health,
- * Connect and gRPC-Web for the modules' services, /openapi.json, its reference page /docs, and /metrics.
+ * Connect and gRPC-Web for the modules' services, /openapi.json, its reference page /docs, /metrics, and /livez and /readyz for the kubelet.
  * It hosts; what each route and RPC does is its module's.
  */
 export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
@@ -158,8 +161,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     const pathname = queryAt < 0 ? target : target.slice(0, queryAt);
     const candidates = routesByPath.get(pathname);
     const route = candidates?.find((r) => r.method === request.method);
-    const label =
-      candidates || procedures.has(pathname) || grpcOnly.has(pathname) || pathname === "/metrics" || pathname === "/openapi.json" || Object.hasOwn(apiReference, pathname) ? pathname : "unmatched";
+    const label = candidates || procedures.has(pathname) || grpcOnly.has(pathname) || OWN_PATHS.has(pathname) || Object.hasOwn(apiReference, pathname) ? pathname : "unmatched";
     inFlight++;
     metrics.inFlight.inc();
     if (span) nameRequestSpan(span, request.method ?? "", label);
@@ -211,6 +213,10 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     } else if (Object.hasOwn(apiReference, pathname) && request.method === "GET") {
       const file = apiReference[pathname]!;
       response.writeHead(200, { "Content-Type": file.contentType, ...file.headers }).end(file.body);
+    } else if ((pathname === "/livez" || pathname === "/readyz") && request.method === "GET") {
+      // the pod's own state only: every gateway pod shares the backends, so their health (/v1/health) must not take all of them out of rotation at once
+      const ready = pathname === "/livez" || !leaving;
+      response.writeHead(ready ? 200 : 503, { "Content-Type": "text/plain; charset=utf-8" }).end(ready ? "ok\n" : "stopping\n");
     } else if (pathname === "/metrics" && request.method === "GET") {
       const refused = metricsRefusal(request, settings.metricsToken);
       if (refused) return sendReply(response, errorReply(refused, requestId), requestId);

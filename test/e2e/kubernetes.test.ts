@@ -9,46 +9,38 @@
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cacheBin } from "../support/cache.js";
 import { corpusFile } from "../support/corpus.js";
-import { call, codeIn } from "../support/key-flow.js";
+import { call } from "../support/key-flow.js";
 import { canRunContainers, startKubeNode, type KubeNode } from "../support/kube-node.js";
+import { PLATFORM_VERSION, applyKafkaAndRedis, buildPlatformImages, codeFromOutbox as codeFromOutboxOf, importImages, installOperator } from "../support/kube-platform.js";
 import { kubectl, prometheusOperatorCrdsFile, waitForCrds } from "../support/kube.js";
 import { monitoringQueries } from "../support/monitoring-queries.js";
 import { pdfsig } from "../support/pdf-validators.js";
 import { collect, report, today, usage } from "../support/usage-reports.js";
 import { podMonitorScrapeConfigs, startPrometheus, withShortPending, writePodMonitorTargets, type Pod, type PodMonitor } from "../support/prometheus.js";
-import { runCommand } from "../support/run-command.js";
 import { postJson, signBody } from "../support/sign-requests.js";
 import { waitFor } from "../support/wait.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const NAMESPACE = "docservice-e2e";
-const VERSION = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
+const VERSION = PLATFORM_VERSION;
 
 const containers = canRunContainers();
 if (!containers.ok) {
   console.error(`\n${"!".repeat(78)}\n!! SKIPPED: the Kubernetes end-to-end test. This machine cannot run containers:\n!! ${containers.reason}\n${"!".repeat(78)}\n`);
 }
 
-/** The docker-archives a build script prints ("name tag path" per line); they carry their full tags for `ctr import`. */
-async function buildImages(script: string): Promise<string[]> {
-  const result = await runCommand("bash", [join(ROOT, script)], { cwd: ROOT, timeoutMs: 40 * 60_000 });
-  if (result.code !== 0) throw new Error(`${script} failed:\n${result.output.slice(-4000)}`);
-  return result.output
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/).at(-1) ?? "")
-    .filter((path) => path.endsWith(".docker.tar"));
-}
-
 describe("Kubernetes end to end: helm install, kubectl apply, the platform through its Service", { skip: containers.ok ? false : containers.reason, timeout: 45 * 60_000 }, () => {
   let node: KubeNode;
   let dir: string;
   const forwards: ChildProcess[] = [];
+  /** The image names imported into the node. */
+  const images: string[] = [];
   /** What the production-shape test leaves for the tests after it. */
   let production: { licenseKey: string; adminToken: string; opens: number } | undefined;
   const k = (args: string[], input?: string) => kubectl(node, args, input === undefined ? {} : { input });
@@ -71,26 +63,13 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     return `http://127.0.0.1:${local()}`;
   }
 
-  /** The verification code from the newest mail in the keys pod's outbox (the minimal example has no SMTP). */
-  async function codeFromOutbox(email: string): Promise<string> {
-    const script = `const fs=require("fs"),d="/var/lib/docservice/outbox";const f=fs.readdirSync(d).map(n=>d+"/"+n).filter(p=>fs.readFileSync(p,"utf8").includes(${JSON.stringify(email)})).sort((a,b)=>fs.statSync(a).mtimeMs-fs.statSync(b).mtimeMs).pop();process.stdout.write(f?fs.readFileSync(f,"utf8"):"")`;
-    let mail = "";
-    await waitFor(async () => (mail = await k(["exec", "-n", NAMESPACE, "deployment/docservice-keys", "--", "node", "-e", script])) !== "", {
-      what: `the mail to ${email}`,
-      timeoutMs: 30_000,
-      intervalMs: 500,
-    });
-    return codeIn(mail.replace(/=\r?\n/g, ""));
-  }
+  const codeFromOutbox = (email: string) => codeFromOutboxOf(node, NAMESPACE, email);
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), "docservice-e2e-"));
-    const archives = await buildImages("scripts/image/build.sh");
-    assert.equal(archives.length, 2, `the core and conversion images: ${archives.join(", ")}`);
-    // Kafka and Redis as a user of the chart might run them (test/e2e/manifests), from images built the same way
-    archives.push(...(await buildImages("scripts/testenv/cluster-images.sh")));
+    const archives = await buildPlatformImages();
     node = await startKubeNode();
-    for (const archive of archives) await node.importImage(archive);
+    images.push(...(await importImages(node, archives)));
     await k(["create", "namespace", NAMESPACE]);
     // Pod Security Admission enforces "restricted" on everything the operator creates here.
     await k(["label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted"]);
@@ -109,7 +88,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     const values = join(dir, "values.yaml");
     // scraped every 5 s, so the monitoring test sees rates within seconds
     writeFileSync(values, `image:\n  pullPolicy: Never\nreplicas: 1\nmonitoring:\n  podMonitor:\n    interval: 5s\n`);
-    await runHelm(["install", "docservice-operator", join(ROOT, "charts/docservice-operator"), "-n", NAMESPACE, "-f", values, "--wait", "--timeout", "5m"]);
+    await installOperator(node, NAMESPACE, values);
     const crd = JSON.parse(await k(["get", "crd", "docservices.docservice.dev", "-o", "json"]));
     assert.ok(JSON.stringify(crd).includes("x-kubernetes-validations"), "the chart's CRD keeps its CEL rules");
     // the chart's alerts; the PodMonitors are the operator's, one beside each DocService
@@ -191,8 +170,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
   });
 
   test("production shape: Kafka and Redis in the cluster, usage counted, the topic as declared, scaling, healing", async () => {
-    await k(["apply", "-n", NAMESPACE, "-f", join(ROOT, "test/e2e/manifests/redis.yaml"), "-f", join(ROOT, "test/e2e/manifests/kafka.yaml")]);
-    for (const set of ["redis", "kafka"]) await k(["rollout", "status", `statefulset/${set}`, "-n", NAMESPACE, "--timeout=300s"]);
+    await applyKafkaAndRedis(node, NAMESPACE);
     const adminToken = randomBytes(24).toString("base64url");
     await k(["create", "secret", "generic", "docservice-admin", "-n", NAMESPACE, `--from-literal=token=${adminToken}`]);
     const spec = {
@@ -423,13 +401,123 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     }
   });
 
+  test("a rolling update of every Deployment to a second image tag, under load, fails no request and counts every acknowledged event", async () => {
+    assert.ok(production, "the production-shape test ran");
+    const { licenseKey, adminToken } = production;
+    // the platform's images under a second tag, as a release would bring
+    const next = `${VERSION}-next`;
+    const platformImages = images.filter((name) => /(^|\/)docservice\/docservice(-conversion)?:/.test(name));
+    assert.equal(platformImages.length, 2, `the core and conversion images: ${images.join(", ")}`);
+    for (const image of platformImages) await node.tagImage(image, image.replace(/:[^:]+$/, `:${next}`));
+    // through the gateway's Service, as a client in the cluster would (kube-proxy balances over its pods, and drops leaving ones)
+    const base = `http://${(await get("service", "docservice-gateway")).spec.clusterIP}`;
+    assert.equal((await call(base, "/v1/health")).status, 200);
+    const email = "rollout@example.test";
+    assert.equal((await call(base, `/v1/auth/register?email=${encodeURIComponent(email)}`)).status, 200);
+    const apiKey = (await call(base, `/v1/auth/verify?email=${encodeURIComponent(email)}&code=${await codeFromOutbox(email)}`)).body.apiKey as string;
+    const form = () => {
+      const body = new FormData();
+      body.set("file", new Blob([corpusFile("table.docx")]), "table.docx");
+      return body;
+    };
+    const pdf = Buffer.from(await (await fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form(), headers: { Authorization: `Bearer ${apiKey}` } })).arrayBuffer());
+    const before = (await usage(base, licenseKey, today(), today(), adminToken)).body;
+
+    const outcomes = new Map<string, number>();
+    const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+    let acknowledged = 0;
+    let sent = 0;
+    let loading = true;
+    const failures: string[] = [];
+    const loop = (route: string, send: () => Promise<Response>, accepted: (answer: Response) => Promise<boolean>) => async () => {
+      while (loading) {
+        try {
+          const answer = await send();
+          if (await accepted(answer)) count(`${route} ok`);
+          else {
+            count(`${route} ${answer.status}`);
+            // what a failed answer said (its body, unless the check read it), with when, against the rollout's progress
+            if (failures.length < 10) failures.push(`${Math.round((Date.now() - started) / 1000)} s ${route} ${answer.status} ${answer.bodyUsed ? "" : (await answer.text()).slice(0, 300)}`);
+          }
+        } catch (error) {
+          count(`${route} ${(error as Error).cause ?? (error as Error).message}`);
+          if (failures.length < 10) failures.push(`${Math.round((Date.now() - started) / 1000)} s ${route} ${(error as Error).cause ?? (error as Error).message}`);
+        }
+      }
+    };
+    const collecting = loop(
+      "collect",
+      () => {
+        // a document of its own per report, none of the earlier tests' (the spool test's are HASH-B…): distinct documents must come out exact too
+        const body = JSON.stringify(report([`HASH-${(0xc0000000 + sent++).toString(16).toUpperCase()}`]));
+        return fetch(`${base}/v1/collect`, { method: "POST", headers: { "Content-Type": "application/json", "X-License-Key": licenseKey }, body });
+      },
+      async (answer) => {
+        const accepted = answer.status === 202 && ((await answer.json()) as { accepted: number }).accepted === 1;
+        if (accepted) acknowledged++;
+        return accepted;
+      },
+    );
+    const converting = loop("convert", () => fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form(), headers: { Authorization: `Bearer ${apiKey}` } }), async (answer) => answer.status === 200 && (await answer.arrayBuffer()).byteLength > 0);
+    const signing = loop(
+      "sign",
+      () => fetch(`${base}/v1/sign`, { method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${apiKey}` }, body: JSON.stringify(signBody(pdf)) }),
+      async (answer) => answer.status === 200 && typeof ((await answer.json()) as { document?: unknown }).document === "object",
+    );
+    const started = Date.now();
+    const clients = [collecting, collecting, collecting, converting, signing].map((client) => client());
+    const deployments = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"].map((component) => `docservice-${component}`);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await k(["patch", "docservice", "docservice", "-n", NAMESPACE, "--type=merge", "-p", JSON.stringify({ spec: { version: next } })]);
+      // every Deployment rolled: its pods are the new tag's, all of them available, none of the old left
+      await waitFor(
+        async () => {
+          const rolled = await Promise.all(
+            deployments.map(async (name) => {
+              const deployment = await get("deployment", name);
+              const wanted = deployment.spec.replicas ?? 1;
+              return (
+                deployment.spec.template.spec.containers[0].image.endsWith(`:${next}`) &&
+                deployment.status.observedGeneration >= deployment.metadata.generation &&
+                deployment.status.updatedReplicas === wanted &&
+                deployment.status.availableReplicas === wanted &&
+                deployment.status.replicas === wanted
+              );
+            }),
+          );
+          return rolled.every(Boolean);
+        },
+        { what: `every Deployment rolled to ${next}`, timeoutMs: 8 * 60_000, intervalMs: 2000 },
+      );
+      // and the pods that left are gone, having finished what they held
+      const podImages = async () => (await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "jsonpath={.items[*].spec.containers[0].image}"])).split(/\s+/);
+      await waitFor(async () => !(await podImages()).some((image) => image.endsWith(`:${VERSION}`)), {
+        what: "the old pods to be gone",
+        timeoutMs: 3 * 60_000,
+        intervalMs: 2000,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    } finally {
+      loading = false;
+      await Promise.all(clients);
+    }
+    const tally = Object.fromEntries([...outcomes].sort());
+    if (failures.length > 0) console.log(`the first failures:\n${failures.join("\n")}`);
+    console.log(`rolling update to ${next} under load, ${Math.round((Date.now() - started) / 1000)} s: ${JSON.stringify(tally)}`);
+    assert.deepEqual(Object.keys(tally), ["collect ok", "convert ok", "sign ok"], `every request answered as it should be: ${JSON.stringify(tally)}`);
+    const expected = { opens: before.opens + acknowledged, documents: before.documents + acknowledged };
+    await waitFor(async () => (await usage(base, licenseKey, today(), today(), adminToken)).body.opens >= expected.opens, {
+      what: `${expected.opens} opens counted`,
+      timeoutMs: 180_000,
+      intervalMs: 2000,
+    });
+    const after = (await usage(base, licenseKey, today(), today(), adminToken)).body;
+    assert.deepEqual({ opens: after.opens, documents: after.documents }, expected, "every acknowledged event counted once");
+  });
+
   test("kubectl delete of the production DocService removes everything it owns", async () => {
     await k(["delete", "docservice", "docservice", "-n", NAMESPACE, "--wait=true"]);
     await waitFor(async () => (await owned()) === "", { what: "the owned objects to be garbage-collected", timeoutMs: 120_000, intervalMs: 1000 });
   });
-
-  async function runHelm(args: string[]): Promise<void> {
-    const result = await runCommand(cacheBin("helm"), ["--kubeconfig", node.kubeconfigPath, ...args], { cwd: ROOT, timeoutMs: 10 * 60_000 });
-    assert.equal(result.code, 0, `helm ${args.join(" ")}:\n${result.output}`);
-  }
 });

@@ -73,7 +73,7 @@ describe("a backend's metrics listener (METRICS_PORT)", () => {
   });
   after(async () => keys?.stop());
 
-  test("/metrics asks for the token, /livez and /health do not; anything else is the JSON error", async () => {
+  test("/metrics asks for the token, /livez, /readyz and /health do not; anything else is the JSON error", async () => {
     const base = `http://127.0.0.1:${port}`;
     assertRefused(await get(`${base}/metrics`));
     const read = await get(`${base}/metrics`, `Bearer ${TOKEN}`);
@@ -81,6 +81,7 @@ describe("a backend's metrics listener (METRICS_PORT)", () => {
     assert.match(read.body, /^docservice_grpc_server_handled_total|^# HELP docservice_/m);
     assert.equal((await get(`${base}/livez`)).status, 200);
     assert.equal((await get(`${base}/health`)).status, 200);
+    assert.equal((await get(`${base}/readyz`)).status, 200, "keys has no state of its own to wait for: ready once started");
     assertRefused(await get(`${base}/nothing-here`), 404, "NOT_FOUND");
     const posted = await fetch(`${base}/metrics`, { method: "POST", body: "x" });
     assertRefused({ status: posted.status, body: await posted.text() }, 405, "METHOD_NOT_ALLOWED");

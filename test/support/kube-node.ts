@@ -53,6 +53,8 @@ export interface KubeNode {
    * (`ctr -n k8s.io images import`); resolves the image names imported.
    */
   importImage(archivePath: string): Promise<string[]>;
+  /** Gives an imported image a second name (`ctr -n k8s.io images tag`), e.g. a new tag for a rolling update. */
+  tagImage(source: string, target: string): Promise<void>;
   /**
    * Freezes (`ctr task pause`: the cgroup freezer) or thaws one container,
    * by the id a pod's status gives ("containerd://ID" or ID): a process that
@@ -272,6 +274,7 @@ export async function startKubeNode(): Promise<KubeNode> {
       server,
       nodeName: NODE_NAME,
       importImage,
+      tagImage: async (source, target) => void (await ctr("images", "tag", "--force", source, target)),
       freezeContainer: async (containerId, frozen) => void (await ctr("task", frozen ? "pause" : "resume", containerId.replace(/^containerd:\/\//, ""))),
       stop: () =>
         (stopping ??= (async () => {
