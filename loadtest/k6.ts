@@ -1,9 +1,9 @@
 /**
  * Runs one k6 scenario (loadtest/scenarios/*.js) at a constant arrival rate
  * and reads its --summary-export: p95, errors, checks, dropped iterations,
- * which thresholds were crossed, and the CPU the platform's process tree
- * used while the load ran (between the scenario's setup and teardown
- * markers, so k6's own start-up and shut-down are left out).
+ * which thresholds were crossed, and the CPU the measured platform (a process
+ * tree, or a pod) used while the load ran (between the scenario's setup and
+ * teardown markers, so k6's own start-up and shut-down are left out).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -38,11 +38,11 @@ export interface K6Result {
   errorRate: number;
   requests: number;
   dropped: number;
-  /** CPU of the platform's process tree while the load ran, in % of one core. */
+  /** CPU of what is measured (the platform's process tree, or one pod) while the load ran, in % of one core. */
   platformCpuPercent: number;
   /** CPU of k6 itself over the same interval, in % of one core (it shares the machine). */
   k6CpuPercent: number;
-  /** CPU of every process outside this run's tree (not the platform, not k6) over the same interval, in % of one core. */
+  /** CPU of every process outside this run's tree (not the platform, not k6: in a cluster, the other pods too) over the same interval, in % of one core. */
   foreignCpuPercent: number;
 }
 
@@ -66,8 +66,8 @@ interface CpuMark {
   k6S: number;
 }
 
-/** Runs one step of load; rejects when k6 fails for another reason than a crossed threshold. */
-export async function runK6(binary: string, step: K6Step, platformPid: number): Promise<K6Result> {
+/** Runs one step of load, `platformCpuSeconds` telling the CPU seconds used so far by what is measured; rejects when k6 fails for another reason than a crossed threshold. */
+export async function runK6(binary: string, step: K6Step, platformCpuSeconds: () => number): Promise<K6Result> {
   const dir = mkdtempSync(join(tmpdir(), "docservice-k6-"));
   const summaryFile = join(dir, "summary.json");
   const variables = { ...step.env, RATE: String(step.rate), DURATION: `${step.durationS}s`, P95_MS: String(step.p95Ms) };
@@ -79,7 +79,7 @@ export async function runK6(binary: string, step: K6Step, platformPid: number): 
     running.add(child);
     let output = "";
     const marks: Partial<Record<"start" | "end", CpuMark>> = {};
-    const mark = (): CpuMark => ({ atMs: performance.now(), platformS: treeCpuSeconds(platformPid), k6S: cpuSeconds(child.pid!) });
+    const mark = (): CpuMark => ({ atMs: performance.now(), platformS: platformCpuSeconds(), k6S: cpuSeconds(child.pid!) });
     let machine: (() => CpuUse) | undefined;
     let foreignCpuS = 0;
     const watch = (chunk: Buffer) => {

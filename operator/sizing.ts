@@ -14,6 +14,8 @@ export interface ComponentCapacity {
   p95TargetMs: number;
   /** CPU use of the replica at that rate, in percent of one core (so of a 1-CPU request; the HPA target is derived from it). */
   cpuPercentAtCapacity: number;
+  /** The replica's memory (working set) at that rate, where it was measured in a pod of its own. */
+  memoryMiBAtCapacity?: number;
 }
 
 export interface SizingProfile {

@@ -39,15 +39,17 @@ test("the committed sizing profile has a measured capacity for every component",
   const profile = JSON.parse(readFileSync(new URL("../../loadtest/sizing-profile.json", import.meta.url), "utf8")) as SizingProfile;
   assert.deepEqual(Object.keys(profile).sort(), ["components", "measuredAt", "method"]);
   assert.ok(!Number.isNaN(Date.parse(profile.measuredAt)) && new Date(profile.measuredAt).toISOString() === profile.measuredAt, profile.measuredAt);
-  assert.match(profile.method, /npm run loadtest:size/);
+  // measured per pod on the node, under Node 24 (loadtest/cluster-target.ts)
+  assert.match(profile.method, /npm run loadtest:size -- --cluster/);
   assert.match(profile.method, /k6 v\d+\.\d+\.\d+/);
-  assert.match(profile.method, /one replica of every component in one process, embedded mode/);
+  assert.match(profile.method, /Node v24\./);
+  assert.match(profile.method, /one pod of each component on a real single-node Kubernetes cluster/);
   assert.deepEqual(Object.keys(profile.components).sort(), [...COMPONENTS].sort());
   for (const component of COMPONENTS) {
     const capacity = profile.components[component]!;
-    assert.deepEqual(Object.keys(capacity).sort(), ["cpuPercentAtCapacity", "p95TargetMs", "requestsPerSecond", "route"], component);
+    assert.deepEqual(Object.keys(capacity).sort(), ["cpuPercentAtCapacity", "memoryMiBAtCapacity", "p95TargetMs", "requestsPerSecond", "route"], component);
     assert.ok(typeof capacity.route === "string" && capacity.route.length > 0, component);
-    for (const field of ["requestsPerSecond", "p95TargetMs", "cpuPercentAtCapacity"] as const) {
+    for (const field of ["requestsPerSecond", "p95TargetMs", "cpuPercentAtCapacity", "memoryMiBAtCapacity"] as const) {
       assert.ok(typeof capacity[field] === "number" && Number.isFinite(capacity[field]) && capacity[field] > 0, `${component}.${field} = ${capacity[field]}`);
     }
   }

@@ -6,6 +6,8 @@
 //   P95_MS     p95 latency target in milliseconds (threshold), default 500
 //   VUS        pre-allocated virtual users, default max(2, RATE / 5)
 //   MAX_VUS    upper bound of virtual users, default max(20, 4 × VUS)
+//   HOSTS      names resolved to addresses, "name=address,…" (a cluster's Service names, which
+//              its certificates carry, to their ClusterIPs), default none
 
 export const RATE = positive("RATE", 5);
 export const DURATION = __ENV.DURATION || "5s";
@@ -19,6 +21,12 @@ function positive(name, fallback) {
   const value = Number(raw);
   if (!(value > 0)) throw new Error(`${name} must be a positive number, got "${raw}"`);
   return value;
+}
+
+function hosts() {
+  const pairs = (__ENV.HOSTS || "").split(",").filter(Boolean).map((pair) => pair.split("="));
+  for (const pair of pairs) if (pair.length !== 2 || !pair[0] || !pair[1]) throw new Error(`HOSTS must be "name=address,…", got "${__ENV.HOSTS}"`);
+  return Object.fromEntries(pairs);
 }
 
 /** Required environment variable. */
@@ -53,6 +61,7 @@ export function scenarioOptions(durationMetric, failedMetric) {
       },
     },
     thresholds,
+    hosts: hosts(),
     summaryTrendStats: ["avg", "min", "med", "max", "p(95)", "p(99)"],
     discardResponseBodies: false,
   };
