@@ -19,13 +19,25 @@ const metricsText = (waiting: number, inFlight: number, poolSize: number) =>
 
 describe("conversion demand", () => {
   const servers: Server[] = [];
+  /** What an endless answer had written when its reader let go. */
+  let endlessBytesSent = 0;
   after(() => servers.forEach((server) => server.close()));
 
   /** A pod's metrics listener, which asks for the token as the platform's does. */
-  async function pod(answer: (authorization: string | undefined) => [number, string] | "hang"): Promise<string> {
+  async function pod(answer: (authorization: string | undefined) => [number, string] | "hang" | "endless"): Promise<string> {
     const server = createServer((request, response) => {
       const reply = answer(request.headers.authorization);
       if (reply === "hang") return;
+      if (reply === "endless") {
+        // a chunked answer (no Content-Length) that never ends: valid metrics first, then comments for as long as it is read
+        response.writeHead(200, { "Content-Type": "text/plain" }).write(metricsText(9, 9, 1));
+        const more = () => {
+          if (response.destroyed) return;
+          endlessBytesSent += 64 << 10;
+          response.write("#".repeat(64 << 10), () => setImmediate(more));
+        };
+        return more();
+      }
       response.writeHead(reply[0], { "Content-Type": "text/plain" }).end(reply[1]);
     });
     servers.push(server);
@@ -47,19 +59,22 @@ describe("conversion demand", () => {
     assert.equal(demandInPods([{ waiting: 4, inFlight: 2, poolSize: 2 }, { waiting: 0, inFlight: 2, poolSize: 2 }]), 4);
   });
 
-  test("read from every pod with the instance's token; a pod that fails, hangs or answers more than 1 MB is left out", async () => {
+  test("read from every pod with the instance's token; a pod that fails, hangs or answers more than 1 MB, with a Content-Length or chunked without end, is left out", async () => {
     const busy = await pod(withToken(metricsText(3, 1, 1)));
     const idle = await pod(withToken(metricsText(0, 0, 1)));
     const failing = await pod(() => [500, "oops"]);
     const flooding = await pod(withToken(metricsText(9, 9, 1) + "#".repeat(2 << 20)));
+    const streaming = await pod(() => "endless");
     const hanging = await pod(() => "hang");
     const started = Date.now();
     const demand = await conversionDemand(
-      [busy, idle, failing, hanging, flooding].map((url, i) => ({ pod: `conversion-${i}`, url })),
+      [busy, idle, failing, hanging, flooding, streaming].map((url, i) => ({ pod: `conversion-${i}`, url })),
       TOKEN,
     );
     assert.equal(demand, 4);
     assert.ok(Date.now() - started < 4_000, "a hanging pod costs at most the scrape timeout");
+    // the reader lets go at its bound, not at the timeout (by then, gigabytes on a loopback); socket buffers hold some more
+    assert.ok(endlessBytesSent < 16 << 20, `the endless answer was read no further than its bound: ${endlessBytesSent} bytes sent`);
   });
 
   test("no pod answering is an error, never a demand of 0; no pods at all is 0", async () => {
