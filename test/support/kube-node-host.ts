@@ -48,8 +48,12 @@ export interface HostClaim {
   dir: string;
   /** The IPv4 address of the host that pods reach it at. */
   address: string;
-  /** Kills what runs of the node, unmounts, removes its cgroups, bridge, chains and dirs, restores sysctls, unlocks. */
-  release(): Promise<void>;
+  /**
+   * Kills what runs of the node, unmounts, removes its cgroups, bridge, chains
+   * and dirs, restores sysctls, then runs `beforeUnlock` (a test's check that
+   * nothing is left, made while no other node can start), and unlocks.
+   */
+  release(beforeUnlock?: () => void | Promise<void>): Promise<void>;
 }
 
 export type CanRun = { ok: true } | { ok: false; reason: string };
@@ -132,7 +136,7 @@ export async function claimHost(): Promise<HostClaim> {
     const dir = mkdtempSync(`${NODE_DIR_PREFIX}data-`);
     makeCgroupRoot();
     let released: Promise<void> | undefined;
-    return { dir, address, release: () => (released ??= cleanHost(state)) };
+    return { dir, address, release: (beforeUnlock) => (released ??= cleanHost(state, beforeUnlock)) };
   } catch (err) {
     await cleanHost(state);
     throw err;
@@ -168,7 +172,7 @@ function leftoverDirs(): string[] {
  * recorded state (no lock file), iptables and sysctls are left alone: there is
  * nothing to compare them with.
  */
-async function cleanHost(state: HostState | undefined): Promise<void> {
+async function cleanHost(state: HostState | undefined, beforeUnlock?: () => void | Promise<void>): Promise<void> {
   const errors: unknown[] = [];
   const step = async (fn: () => void | Promise<void>) => {
     try {
@@ -192,6 +196,7 @@ async function cleanHost(state: HostState | undefined): Promise<void> {
     for (const dir of state.absentDirs) await step(() => removeEmptyDirs(dir));
   }
   for (const dir of leftoverDirs()) await step(() => rmSync(dir, { recursive: true, force: true }));
+  if (beforeUnlock) await step(beforeUnlock);
   await step(() => rmSync(LOCK, { force: true }));
   if (errors.length > 0) throw new AggregateError(errors, `cleaning up the test node's host: ${errors.map(String).join("; ")}`);
 }

@@ -66,8 +66,11 @@ export interface KubeNode {
    * Deletes every pod and waits for kubelet to tear them down, stops every
    * process, unmounts, removes the bridge, the iptables chains, the cgroups
    * and the temp dirs, restores the sysctls it changed. Idempotent.
+   * `beforeUnlock` runs once all that is done, while this process still holds
+   * the machine's node lock: a test that checks the host is clean, before
+   * another test's node may start on it.
    */
-  stop(): Promise<void>;
+  stop(beforeUnlock?: () => void | Promise<void>): Promise<void>;
 }
 
 interface NodeDaemon {
@@ -105,9 +108,9 @@ export async function startKubeNode(): Promise<KubeNode> {
   const daemons: NodeDaemon[] = [];
   let plane: ControlPlane | undefined;
   let stopping: Promise<void> | undefined;
-  const stopAll = async () => {
+  const stopAll = async (beforeUnlock?: () => void | Promise<void>) => {
     const errors: unknown[] = [];
-    for (const stop of [...[...daemons].reverse().map((d) => d.stop), () => plane?.stop(), host.release]) {
+    for (const stop of [...[...daemons].reverse().map((d) => d.stop), () => plane?.stop(), () => host.release(beforeUnlock)]) {
       try {
         await stop();
       } catch (err) {
@@ -276,10 +279,10 @@ export async function startKubeNode(): Promise<KubeNode> {
       importImage,
       tagImage: async (source, target) => void (await ctr("images", "tag", "--force", source, target)),
       freezeContainer: async (containerId, frozen) => void (await ctr("task", frozen ? "pause" : "resume", containerId.replace(/^containerd:\/\//, ""))),
-      stop: () =>
+      stop: (beforeUnlock) =>
         (stopping ??= (async () => {
           await stopWorkloads(kube, [controllerManager, scheduler], ctr);
-          await stopAll();
+          await stopAll(beforeUnlock);
         })()),
     };
     return node;
