@@ -179,7 +179,7 @@ async function deploy(node: KubeNode, archives: string[], fixtureDir: string): P
       return behind;
     },
     sharesMachine: false,
-    command: "npm run loadtest:size -- --cluster (loadtest/run.ts size --cluster",
+    command: "npm run loadtest:size -- --cluster",
     sizings: CLUSTER_SIZINGS,
     description:
       `one pod of each component on a real single-node Kubernetes cluster on this machine (kubelet, containerd, kube-proxy), deployed by the operator ` +

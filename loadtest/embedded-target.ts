@@ -45,7 +45,7 @@ export async function startEmbeddedTarget(fixtureDir: string): Promise<Target> {
       env: () => env,
       cpuSeconds: () => treeCpuSeconds(pid),
       sharesMachine: true,
-      command: "npm run loadtest:size (loadtest/run.ts size",
+      command: "npm run loadtest:size",
       sizings: EMBEDDED_SIZINGS,
       description:
         `one replica of every component in one process, embedded mode (services/main.ts all, LOG_LEVEL=warn, CONVERSION_POOL_SIZE=${poolSize}, ` +

@@ -220,7 +220,7 @@ function describeMethod(target: Target, run: { minutes: number; foreign: number[
   const routes = target.sizings.map((s) => `${s.component} ${s.route ?? scenarioNamed(s.scenario).route}`).join("; ");
   const others = `${Math.round(run.foreign.reduce((a, b) => a + b, 0) / run.foreign.length)} % of one core on average (at most ${Math.round(Math.max(...run.foreign))} %)`;
   return (
-    `${target.command}, ${run.minutes.toFixed(1)} min) on ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}, ` +
+    `${target.command} (${run.minutes.toFixed(1)} min) on ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? "unknown CPU"}, ` +
     `${Math.round(totalmem() / 2 ** 30)} GiB), Node ${process.version}, k6 ${k6Version(target.k6)} on the same machine, against ${target.description}: ` +
     `per component (${routes}), a 3 s warm-up, ` +
     `then k6 constant-arrival-rate steps of ${stepS} s${longer.length ? ` (${longer.join(", ")})` : ""}, doubling the rate then bisecting to within 10 %; ` +

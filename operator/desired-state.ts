@@ -340,16 +340,16 @@ function deployment(resource: DocService, component: DesiredComponent, component
   const backend = grpc && !gateway;
   const port = gateway || component.name === "telemetryAggregator" ? { name: "http", containerPort: gateway ? HTTP_PORT : METRICS_PORT } : { name: "grpc", containerPort: GRPC_PORT };
   const aggregator = component.name === "telemetryAggregator";
-  // Readiness is a pod's own state, never that of what every pod of a component shares (Redis, Kafka, the
-  // backends behind the gateway): a shared dependency down would take every pod out of its Service at once, and
-  // clients would be refused instead of answered (/v1/health, which reports the backends, is for people).
   const liveness =
     gateway || aggregator
       ? { httpGet: { path: "/livez", port: "http" } }
       : // the kubelet's gRPC probe cannot present a client certificate: a TCP check
         { tcpSocket: { port: GRPC_PORT } };
-  // the gateway is ready until it leaves; a backend once it can take work (a conversion pod's LibreOffice pool started);
-  // the aggregator once in its consumer group with its store answering, and it takes no requests
+  // Readiness is a pod's own state, never that of what every pod of a component shares (Redis, Kafka, the
+  // backends behind the gateway): a shared dependency down would take every pod out of its Service at once, and
+  // clients would be refused instead of answered (/v1/health, which reports the backends, is for people). The
+  // gateway is ready until it leaves; a backend once it can take work (a conversion pod's LibreOffice pool started);
+  // the aggregator once in its consumer group with its store answering, and it takes no requests.
   const readiness = gateway
     ? { httpGet: { path: "/readyz", port: "http" } }
     : aggregator

@@ -216,14 +216,15 @@ describe("gateway", () => {
   });
 
   test("/readyz and /livez are the pod's own state: ready with a backend down, /readyz 503 once draining while /livez stays 200", async () => {
+    const config = loadConfig({ DOCSERVICE_DATA_DIR: dataDir });
     const gateway = await startGateway({
-      settings: { ...loadConfig({ DOCSERVICE_DATA_DIR: dataDir }), host: "127.0.0.1", port: 0 },
+      settings: { ...config, host: "127.0.0.1", port: 0 },
       logger: createLogger("silent"),
       credentials: credentialCheck(undefined, keys),
       routes: [],
       backends: { signing: () => Promise.reject(new Error("signing is rolling")) },
       bridges: [],
-      messages: MessageLimits.of(loadConfig({ DOCSERVICE_DATA_DIR: dataDir })),
+      messages: MessageLimits.of(config),
     });
     const base = `http://127.0.0.1:${gateway.port}`;
     const probe = async (path: string, method = "GET") => {
