@@ -123,6 +123,8 @@ export const LIMITS = {
   grpcMaxConnectionAgeMs: {
     variable: "GRPC_MAX_CONNECTION_AGE_MS",
     platformDefault: "1800000",
+    // each connection a client ends reconnects to the pod kube-proxy picks then, so a pod added by a scale-up gets calls within about this long
+    operatorDefault: "30000",
     maximum: 604_800_000,
     doc: "gRPC servers: a connection older than this is asked to go away, so clients reconnect and spread over new replicas, in ms.",
   },
@@ -141,11 +143,14 @@ export const LIMITS = {
 } as const;
 export type LimitName = keyof typeof LIMITS;
 
-const limit = ({ variable, platformDefault, maximum, doc }: (typeof LIMITS)[LimitName]) => ({
+/** The value a field left out of spec.limits gets: the operator's own where it has one, else the platform's default. */
+export const omittedLimit = (field: (typeof LIMITS)[LimitName]): string => ("operatorDefault" in field ? field.operatorDefault : field.platformDefault);
+
+const limit = (field: (typeof LIMITS)[LimitName]) => ({
   type: "integer",
   minimum: 1,
-  maximum,
-  description: `${doc} Sets ${variable}; omitted: ${platformDefault}.`,
+  maximum: field.maximum,
+  description: `${field.doc} Sets ${field.variable}; omitted: ${omittedLimit(field)}.`,
 });
 
 const perSecond = (route: string) => ({ type: "number", minimum: 0, default: 0, description: `Expected ${route} requests per second at peak.` });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { VARIABLES } from "../services/configuration.js";
-import { LIMITS, SPEC_SCHEMA } from "./crd.js";
+import { LIMITS, SPEC_SCHEMA, omittedLimit } from "./crd.js";
 import { desiredState, memoryBudgetMb, type Environment } from "./desired-state.js";
 import type { DocService, KubeObject } from "./types.js";
 
@@ -262,7 +262,12 @@ describe("desired state", () => {
     const configOf = (spec: Partial<DocService["spec"]>) => (find(desiredState(resource(spec), { profile, kedaInstalled: false }).objects, "ConfigMap", "acme-config") as any).data;
     const plain = configOf({});
     const variables = Object.values(LIMITS).map((field) => field.variable);
-    assert.deepEqual(variables.filter((variable) => variable in plain), [], "omitted limits keep the platform's defaults");
+    // omitted limits keep the platform's defaults, but for the operator's own: backends' connections end often enough for callers to reach new pods
+    assert.deepEqual(
+      Object.fromEntries(variables.filter((variable) => variable in plain).map((variable) => [variable, plain[variable]])),
+      { GRPC_MAX_CONNECTION_AGE_MS: "30000" },
+    );
+    assert.equal(configOf({ limits: { grpcMaxConnectionAgeMs: 600_000 } }).GRPC_MAX_CONNECTION_AGE_MS, "600000", "a given value wins");
     assert.deepEqual(configOf({ limits: {} }), plain);
 
     const limited = configOf({ limits: { requestTimeoutMs: 120_000, maxConnections: 20_000, keepAliveTimeoutMs: 65_000, grpcMaxConcurrentStreams: 256 } });
@@ -287,8 +292,9 @@ describe("desired state", () => {
       assert.equal(schema.type, "integer");
       assert.equal(schema.minimum, 1);
       assert.ok(schema.maximum > 1 && schema.maximum < 2 ** 31, `${name}: maximum ${schema.maximum}`);
-      assert.match(schema.description, new RegExp(`Sets ${field.variable}; omitted: ${field.platformDefault}\\.$`));
+      assert.match(schema.description, new RegExp(`Sets ${field.variable}; omitted: ${omittedLimit(field)}\\.$`));
     }
+    assert.match(properties.grpcMaxConnectionAgeMs!.description, /omitted: 30000\.$/, "the operator's own default, not the platform's");
   });
 
   test("leaving: each pod drains 5 s, waits for its longest request, and its grace period covers both and the clean-up; an override wins", () => {

@@ -219,12 +219,12 @@ function configMap(resource: DocService): KubeObject {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: metadata(resource, configMapName(name)), data };
 }
 
-/** spec.limits as their variables; an omitted field is left out, so the platform's default holds. */
+/** spec.limits as their variables; an omitted field is left out, so the platform's default holds, unless the operator has one of its own. */
 function limitsEnv(limits: Partial<Record<LimitName, number>>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(LIMITS).flatMap(([name, { variable }]) => {
-      const value = limits[name as LimitName];
-      return value === undefined ? [] : [[variable, String(value)]];
+    Object.entries(LIMITS).flatMap(([name, field]) => {
+      const value = limits[name as LimitName] ?? ("operatorDefault" in field ? field.operatorDefault : undefined);
+      return value === undefined ? [] : [[field.variable, String(value)]];
     }),
   );
 }

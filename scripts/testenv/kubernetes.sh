@@ -10,7 +10,8 @@
 #   $BIN/helm                           helm.sh/helm/v3/cmd/helm
 #   $BIN/k6                             go.k6.io/k6
 #   $BIN/metrics-server                 sigs.k8s.io/metrics-server/cmd/metrics-server (what HPAs read)
-#   $CACHE/keda-crds/keda-crds.yaml     KEDA's CRDs (github.com/kedacore/keda/v2 config/crd,
+#   $BIN/keda-operator, keda-adapter    github.com/kedacore/keda/v2 (cmd/operator, cmd/adapter)
+#   $CACHE/keda-crds/keda-crds.yaml     KEDA's CRDs, from the same module (config/crd,
 #                                       kustomized as in KEDA's release keda-<version>-crds.yaml)
 #   $CACHE/prometheus-operator-crds/    the Prometheus Operator's PodMonitor and PrometheusRule CRDs
 #     prometheus-operator-crds.yaml     (github.com/prometheus-operator/prometheus-operator example/prometheus-operator-crd)
@@ -19,7 +20,8 @@
 #   $CACHE/kube-node-images/coredns.tar (registry.k8s.io/pause:3.10, from pause/pause.c) and CoreDNS
 #
 # test/support/kube.ts starts etcd and kube-apiserver alone;
-# test/support/kube-node.ts starts a whole single-node cluster. Each binary is
+# test/support/kube-node.ts starts a whole single-node cluster;
+# test/support/keda.ts runs KEDA beside either. Each binary is
 # built from a wrapper module under kubernetes/ whose go.sum pins every module
 # (see go_build_pinned in ../install/lib.sh). k8s.io/kubernetes is not meant
 # to be a dependency: its go.mod requires its staging modules (k8s.io/api,
@@ -32,9 +34,10 @@
 # (kube-apiserver alone about 6); with an empty build cache (modules already
 # downloaded) and other builds running beside them, one after the other:
 # kubelet 8.2 min, then kube-proxy 0.4, kube-scheduler 0.4,
-# kube-controller-manager 3.8, CoreDNS 2.8. The two images take about 2 s. A
-# run with everything built only checks each binary's version and each image's
-# stamp (about 0.5 s).
+# kube-controller-manager 3.8, CoreDNS 2.8; keda-operator 5.5 (7.6 beside a
+# load test), then keda-adapter 1.2. The two images take about 2 s. A run with
+# everything built only checks each binary's version and each image's stamp
+# (about 0.7 s).
 #
 # `bash kubernetes.sh lock` rewrites the wrappers' go.mod and go.sum after a
 # version below changes (it needs the Go module proxy).
@@ -52,12 +55,12 @@ K6_VERSION=v1.8.1
 # v1.12.4 is the last 1.12 release on the Go module proxy.
 COREDNS_VERSION=v1.12.4
 METRICS_SERVER_VERSION=v0.8.0
+# Its operator, its metrics adapter and its CRDs; the module's hash is the keda wrapper's go.sum's.
 KEDA_VERSION=v2.21.0
-# go.sum's hash of the KEDA module (only its YAML is used, so it is no wrapper's dependency).
-KEDA_SUM="h1:R6z2HZvstK4RLUMxroNACzBj74xGxt3kG59b5Xc+Xps="
 # The only version of the Prometheus Operator's root module that the Go module
 # proxy lists (later releases are there only for its pkg/apis/monitoring
-# submodule, which has no CRD files); go.sum's hash, as for KEDA.
+# submodule, which has no CRD files); go.sum's hash (only its YAML is used, so
+# it is no wrapper's dependency).
 PROMETHEUS_OPERATOR_VERSION=v0.85.0
 PROMETHEUS_OPERATOR_SUM="h1:M5xLCLEoaW2IJfnuCwFzzpL+jSVQu3KGT84Pye+fW8s="
 
@@ -86,6 +89,12 @@ for name in "${KUBERNETES_COMMANDS[@]}"; do
   MODULE[$name]=k8s.io/kubernetes PACKAGE[$name]=k8s.io/kubernetes/cmd/$name
   WRAPPER[$name]=kubernetes VERSION[$name]=$KUBERNETES_VERSION
 done
+# KEDA's two commands, from one wrapper module too.
+KEDA_COMMANDS=(keda-operator keda-adapter)
+for name in "${KEDA_COMMANDS[@]}"; do
+  MODULE[$name]=github.com/kedacore/keda/v2 PACKAGE[$name]=github.com/kedacore/keda/v2/cmd/${name#keda-}
+  WRAPPER[$name]=keda VERSION[$name]=$KEDA_VERSION
+done
 
 # What `NAME`'s version command prints, given the binary; empty if it does not run.
 installed_version() { # NAME BINARY
@@ -105,6 +114,9 @@ installed_version() { # NAME BINARY
     coredns) "$2" -version 2>/dev/null | sed -n '1s/^CoreDNS-/v/p' ;;
     # "v0.8.0" (its release builds stamp it where client-go's version goes)
     metrics-server) "$2" --version 2>/dev/null | head -1 ;;
+    # No version flag: the module its build info says it was built from
+    # ("mod github.com/kedacore/keda/v2 v2.21.0 h1:...", tab-separated).
+    keda-*) go version -m "$2" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/kedacore/keda/v2" {print $3}' ;;
   esac
 }
 
@@ -121,6 +133,8 @@ ldflags() { # NAME
       echo "$flags" ;;
     helm) echo "-X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.gitTreeState=clean" ;;
     metrics-server) echo "-X k8s.io/client-go/pkg/version.gitVersion=$v" ;;
+    # What its startup log prints ("KEDA Version: 2.21.0", "Git Commit: v2.21.0").
+    keda-*) echo "-X github.com/kedacore/keda/v2/version.Version=${v#v} -X github.com/kedacore/keda/v2/version.GitCommit=$v" ;;
   esac
 }
 
@@ -149,12 +163,17 @@ download_module() { # MODULE VERSION SUM
 }
 
 # KEDA's CRDs as its release ships them: config/crd/bases with the patches of
-# config/crd/kustomization.yaml applied (kubectl's built-in kustomize).
+# config/crd/kustomization.yaml applied (kubectl's built-in kustomize), from
+# the module version (and hash) that keda-operator is built from.
 setup_keda_crds() {
-  local home="$CACHE/keda-crds-$KEDA_VERSION" stamp="$KEDA_SUM $KUBERNETES_VERSION" tmp source
+  local sum
+  # "github.com/kedacore/keda/v2 v2.21.0 h1:..." (the other line is the hash of its go.mod)
+  sum="$(awk -v version="$KEDA_VERSION" '$1 == "github.com/kedacore/keda/v2" && $2 == version {print $3}' "$WRAPPERS/keda/go.sum")"
+  [[ -n "$sum" ]] || die "$WRAPPERS/keda/go.sum lacks github.com/kedacore/keda/v2 $KEDA_VERSION: run bash $SELF lock"
+  local home="$CACHE/keda-crds-$KEDA_VERSION" stamp="$sum $KUBERNETES_VERSION" tmp source
   if [[ "$(cat "$home/.installed" 2>/dev/null)" != "$stamp" ]]; then
     log "copying KEDA $KEDA_VERSION's CRDs from the Go module (first time only)"
-    source="$(download_module github.com/kedacore/keda/v2 "$KEDA_VERSION" "$KEDA_SUM")"
+    source="$(download_module github.com/kedacore/keda/v2 "$KEDA_VERSION" "$sum")"
     tmp="$home.tmp.$$"
     rm -rf "$tmp"
     mkdir -p "$tmp"
@@ -243,11 +262,12 @@ setup_node_images() {
   node_image coredns "docservice.local/coredns:$COREDNS_VERSION" "$COREDNS_VERSION $packer" build_coredns /coredns
 }
 
-# Writes the wrapper module DIR requiring MODULE@VERSION (plus REPLACE lines)
-# with a tools.go importing PACKAGES, and lets `go mod tidy` write go.sum.
-write_wrapper() { # DIR MODULE VERSION REPLACE PACKAGES...
-  local dir="$1" module="$2" version="$3" replace="$4" package
-  shift 4
+# Writes the wrapper module DIR requiring MODULE@VERSION (plus REPLACE and
+# EXCLUDE directives, one a line, each after a tab) with a tools.go importing
+# PACKAGES, and lets `go mod tidy` write go.sum.
+write_wrapper() { # DIR MODULE VERSION REPLACE EXCLUDE PACKAGES...
+  local dir="$1" module="$2" version="$3" replace="$4" exclude="$5" package
+  shift 5
   mkdir -p "$dir"
   rm -f "$dir/go.mod" "$dir/go.sum"
   {
@@ -256,7 +276,8 @@ write_wrapper() { # DIR MODULE VERSION REPLACE PACKAGES...
     echo "go 1.22" # go mod tidy raises it to what the dependencies need
     echo
     echo "require $module $version"
-    [[ -z "$replace" ]] || printf '\nreplace (\n%s)\n' "$replace"
+    [[ -z "$replace" ]] || printf '\nreplace (\n%s\n)\n' "${replace%$'\n'}"
+    [[ -z "$exclude" ]] || printf '\nexclude (\n%s\n)\n' "${exclude%$'\n'}"
   } >"$dir/go.mod"
   {
     printf '//go:build tools\n\n// Generated by `bash scripts/testenv/kubernetes.sh lock`.\npackage tools\n\nimport (\n'
@@ -265,6 +286,27 @@ write_wrapper() { # DIR MODULE VERSION REPLACE PACKAGES...
   } >"$dir/tools.go"
   log "resolving $module $version"
   (cd "$dir" && GOFLAGS="$GOFLAGS -mod=mod" go mod tidy) >&2 || die "go mod tidy in $dir failed"
+}
+
+# GOMOD's single-line KEYWORD directives (replace, exclude) as a block's
+# lines; dies on a block, which this does not read.
+go_mod_directives() { # GOMOD KEYWORD
+  ! grep -q "^$2 (" "$1" || die "$1 has a $2 block: read it in $SELF"
+  awk -v keyword="$2" '$1 == keyword {sub(/^[a-z]+ /, ""); sub(/[[:space:]]*\/\/.*/, ""); print "\t" $0}' "$1"
+}
+
+# The keda wrapper. KEDA's go.mod replaces and excludes modules (a license, a
+# vulnerable unused version), which applies only where it is the main module:
+# the wrapper repeats them.
+lock_keda() {
+  local gomod replace exclude name packages=()
+  gomod="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
+    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  [[ -f "$gomod" ]] || die "cannot download github.com/kedacore/keda/v2 $KEDA_VERSION's go.mod"
+  replace="$(go_mod_directives "$gomod" replace)"
+  exclude="$(go_mod_directives "$gomod" exclude)"
+  for name in "${KEDA_COMMANDS[@]}"; do packages+=("${PACKAGE[$name]}"); done
+  write_wrapper "$WRAPPERS/keda" github.com/kedacore/keda/v2 "$KEDA_VERSION" "$replace" "$exclude" "${packages[@]}"
 }
 
 # Rewrites the wrappers from the versions above.
@@ -280,16 +322,14 @@ lock() {
   [[ -n "$replace" ]] || die "no staging replacements in k8s.io/kubernetes $KUBERNETES_VERSION's go.mod"
   local name packages=()
   for name in "${KUBERNETES_COMMANDS[@]}"; do packages+=("${PACKAGE[$name]}"); done
-  write_wrapper "$WRAPPERS/kubernetes" k8s.io/kubernetes "$KUBERNETES_VERSION" "$replace" "${packages[@]}"
-  write_wrapper "$WRAPPERS/etcd" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "" "${PACKAGE[etcd]}"
-  write_wrapper "$WRAPPERS/helm" helm.sh/helm/v3 "$HELM_VERSION" "" "${PACKAGE[helm]}"
-  write_wrapper "$WRAPPERS/k6" go.k6.io/k6 "$K6_VERSION" "" "${PACKAGE[k6]}"
-  write_wrapper "$WRAPPERS/coredns" github.com/coredns/coredns "$COREDNS_VERSION" "" "${PACKAGE[coredns]}"
-  write_wrapper "$WRAPPERS/metrics-server" sigs.k8s.io/metrics-server "$METRICS_SERVER_VERSION" "" "${PACKAGE[metrics-server]}"
+  write_wrapper "$WRAPPERS/kubernetes" k8s.io/kubernetes "$KUBERNETES_VERSION" "$replace" "" "${packages[@]}"
+  write_wrapper "$WRAPPERS/etcd" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" "" "" "${PACKAGE[etcd]}"
+  write_wrapper "$WRAPPERS/helm" helm.sh/helm/v3 "$HELM_VERSION" "" "" "${PACKAGE[helm]}"
+  write_wrapper "$WRAPPERS/k6" go.k6.io/k6 "$K6_VERSION" "" "" "${PACKAGE[k6]}"
+  write_wrapper "$WRAPPERS/coredns" github.com/coredns/coredns "$COREDNS_VERSION" "" "" "${PACKAGE[coredns]}"
+  write_wrapper "$WRAPPERS/metrics-server" sigs.k8s.io/metrics-server "$METRICS_SERVER_VERSION" "" "" "${PACKAGE[metrics-server]}"
+  lock_keda
   local sum
-  sum="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
-    sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
-  [[ "$sum" == "$KEDA_SUM" ]] || log "KEDA $KEDA_VERSION's hash is $sum: set KEDA_SUM in $SELF"
   sum="$(cd "$CACHE" && go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" |
     sed -n 's/^[[:space:]]*"Sum": "\(.*\)",$/\1/p')"
   [[ "$sum" == "$PROMETHEUS_OPERATOR_SUM" ]] ||
@@ -299,7 +339,7 @@ lock() {
 case "${1:-}" in
   lock) lock ;;
   "")
-    for name in etcd "${KUBERNETES_COMMANDS[@]}" coredns helm k6 metrics-server; do setup_binary "$name"; done
+    for name in etcd "${KUBERNETES_COMMANDS[@]}" coredns helm k6 metrics-server "${KEDA_COMMANDS[@]}"; do setup_binary "$name"; done
     setup_keda_crds
     setup_prometheus_operator_crds
     setup_node_runtime

@@ -3,6 +3,7 @@ import { ConversionServiceService, type ConvertRequest, type ConvertResponse } f
 import type { InternalTransport } from "../access/internal-transport.js";
 import { ServiceError } from "../core/errors.js";
 import { fromGrpcError, toGrpcStatus } from "../grpc/grpc-errors.js";
+import { clientsInTurn } from "../grpc/grpc-client.js";
 import { GRPC_CHANNEL_OPTIONS, RefusedMessage } from "../grpc/grpc-limits.js";
 import { tooLarge, type ConversionApi, type ConvertInput, type ConvertOutput } from "./conversion-service.js";
 import { PDF, targetFromProto, targetToProto } from "./convert-target.js";
@@ -65,12 +66,12 @@ export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number)
 /** ConversionService over gRPC, for a gateway or signing service running apart from it. */
 export function remoteConversion(address: string, timeoutMs: number, transport: InternalTransport): ConversionApi & { close(): void } {
   const Client = makeGenericClientConstructor(ConversionServiceService, "ConversionService");
-  const client = new Client(address, transport.channelCredentials(), GRPC_CHANNEL_OPTIONS) as any;
+  const clients = clientsInTurn(() => new Client(address, transport.channelCredentials(), GRPC_CHANNEL_OPTIONS));
   return {
-    close: () => client.close(),
+    close: clients.close,
     convert: (input) =>
       new Promise<ConvertOutput>((resolve, reject) => {
-        const call = client.convert(transport.callMetadata(), { deadline: new Date(Date.now() + timeoutMs) });
+        const call = (clients.next() as any).convert(transport.callMetadata(), { deadline: new Date(Date.now() + timeoutMs) });
         const parts: Buffer[] = [];
         let header: ConvertResponse["header"];
         call.on("data", (message: ConvertResponse) => {

@@ -1,7 +1,7 @@
 import { makeGenericClientConstructor, type Client, type Metadata, type ServiceError as GrpcServiceError } from "@grpc/grpc-js";
 import type { InternalTransport } from "../access/internal-transport.js";
 import { fromGrpcError } from "./grpc-errors.js";
-import { GRPC_CHANNEL_OPTIONS } from "./grpc-limits.js";
+import { GRPC_CHANNEL_OPTIONS, GRPC_CONNECTIONS_PER_BACKEND } from "./grpc-limits.js";
 import { unaryMethodNames, type GrpcDefinition, type UnaryApi } from "./unary-api.js";
 
 export interface GrpcClientOptions {
@@ -17,7 +17,8 @@ export interface GrpcClientOptions {
 
 export interface RemoteApi<D> {
   api: UnaryApi<D>;
-  client: Client;
+  /** Closes every connection. */
+  close(): void;
 }
 
 type UnaryCall = (
@@ -30,17 +31,27 @@ type UnaryCall = (
 /** The promise-based API of a remote service, over a grpc-js client built from its generated definition. */
 export function remoteApi<D extends GrpcDefinition>(definition: D, options: GrpcClientOptions): RemoteApi<D> {
   const Constructor = makeGenericClientConstructor(definition, options.serviceName);
-  const client = new Constructor(options.address, options.transport.channelCredentials(), GRPC_CHANNEL_OPTIONS);
-  const calls = client as unknown as Record<string, UnaryCall>;
+  const clients = clientsInTurn(() => new Constructor(options.address, options.transport.channelCredentials(), GRPC_CHANNEL_OPTIONS));
   const api: Record<string, (request: unknown) => Promise<unknown>> = {};
   for (const name of unaryMethodNames(definition)) {
     api[name] = (request) =>
       new Promise((resolve, reject) => {
+        const client = clients.next();
         const deadline = new Date(Date.now() + options.timeoutMs);
-        calls[name].call(client, request, options.transport.callMetadata(), { deadline }, (error, response) =>
+        (client as unknown as Record<string, UnaryCall>)[name]!.call(client, request, options.transport.callMetadata(), { deadline }, (error, response) =>
           error ? reject(fromGrpcError(error, options.serviceName)) : resolve(response),
         );
       });
   }
-  return { api: api as UnaryApi<D>, client };
+  return { api: api as UnaryApi<D>, close: clients.close };
+}
+
+/** {@link GRPC_CONNECTIONS_PER_BACKEND} clients of one backend, each with a connection of its own, taken in turn. */
+export function clientsInTurn<C extends Client>(make: () => C): { next(): C; close(): void } {
+  const clients = Array.from({ length: GRPC_CONNECTIONS_PER_BACKEND }, make);
+  let turn = 0;
+  return {
+    next: () => clients[turn++ % clients.length]!,
+    close: () => clients.forEach((client) => client.close()),
+  };
 }

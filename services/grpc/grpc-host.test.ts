@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
+import { connect, createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -14,10 +15,11 @@ import { MessageLimits } from "../core/message-limits.js";
 import { provisionKeyService, type ProvisionedKeyService } from "../keys/provision.js";
 import type { KeyServiceApi } from "../keys/key-service.js";
 import { remoteApi } from "./grpc-client.js";
+import { GRPC_CONNECTIONS_PER_BACKEND } from "./grpc-limits.js";
 import { hostedUnary, startGrpcHost } from "./grpc-host.js";
 
-// A stopping gRPC host: calls in flight finish within the shutdown timeout, and are cut past it.
-describe("gRPC host shutdown", () => {
+// A stopping gRPC host: calls in flight finish within the shutdown timeout, and are cut past it; a client spreads its calls over the hosts its target names.
+describe("gRPC host shutdown, and clients over several hosts", () => {
   let dataDir: string;
   let provisioned: ProvisionedKeyService;
   let registerDelayMs = 0;
@@ -35,9 +37,11 @@ describe("gRPC host shutdown", () => {
 
   async function start(shutdownTimeoutMs: number) {
     const service = provisioned.service;
+    const served = { registrations: 0 };
     // the real service, with a pause in register to hold a call in flight
     const keys: KeyServiceApi = Object.assign(Object.create(service), {
       register: async (request: Parameters<KeyServiceApi["register"]>[0]) => {
+        served.registrations++;
         await sleep(registerDelayMs);
         return service.register(request);
       },
@@ -49,7 +53,7 @@ describe("gRPC host shutdown", () => {
       createLogger("silent"),
     );
     const remote = remoteApi(KeyServiceService, { serviceName: "Key service", address: `127.0.0.1:${host.port}`, timeoutMs: 10_000, transport });
-    return { host, remote };
+    return { host, remote, served };
   }
 
   test("a call in flight finishes; the host then takes no new call", async () => {
@@ -65,7 +69,7 @@ describe("gRPC host shutdown", () => {
       await assert.rejects(remote.api.register({ email: "late@example.test", clientIp: "127.0.0.1" }));
     } finally {
       registerDelayMs = 0;
-      remote.client.close();
+      remote.close();
     }
   });
 
@@ -84,7 +88,32 @@ describe("gRPC host shutdown", () => {
       assert.equal(await inFlight, "cut");
     } finally {
       registerDelayMs = 0;
-      remote.client.close();
+      remote.close();
+    }
+  });
+
+  test("a client spreads its calls over several connections, each of which a Service's proxy may send to another pod", async () => {
+    const [first, second] = [await start(5000), await start(5000)];
+    // as kube-proxy does behind a ClusterIP: each new connection to one address goes to one of the pods, here in turn
+    let connections = 0;
+    const proxy = createServer((socket) => {
+      const upstream = connect((connections++ % 2 === 0 ? first : second).host.port, "127.0.0.1");
+      socket.pipe(upstream).pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const remote = remoteApi(KeyServiceService, { serviceName: "Key service", address: `127.0.0.1:${(proxy.address() as AddressInfo).port}`, timeoutMs: 10_000, transport });
+    try {
+      for (let i = 0; i < 20; i++) await remote.api.register({ email: `spread-${i}@example.test`, clientIp: `198.51.100.${i + 1}` });
+      // one connection would have put all 20 on one host
+      const served = [first.served.registrations, second.served.registrations];
+      assert.equal(connections, GRPC_CONNECTIONS_PER_BACKEND);
+      assert.ok(served[0]! + served[1]! === 20 && Math.min(...served) >= 5, `calls served by each host: ${served.join(", ")}`);
+    } finally {
+      for (const client of [remote, first.remote, second.remote]) client.close();
+      await Promise.all([first.host.shutdown(), second.host.shutdown()]);
+      proxy.close();
     }
   });
 });

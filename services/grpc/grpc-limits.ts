@@ -10,10 +10,31 @@ import type { GrpcDefinition } from "./unary-api.js";
  */
 export const GRPC_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * A client's channel: messages up to {@link GRPC_MAX_MESSAGE_BYTES}, and
+ * connections of its own (not shared with the process's other channels to the
+ * same address), so that {@link GRPC_CONNECTIONS_PER_BACKEND} channels hold
+ * that many connections. An address that refuses is tried again at most 5 s
+ * apart, so a backend that is back is used within seconds, not after
+ * grpc-js's default backoff of up to two minutes.
+ */
 export const GRPC_CHANNEL_OPTIONS = {
   "grpc.max_receive_message_length": GRPC_MAX_MESSAGE_BYTES,
   "grpc.max_send_message_length": GRPC_MAX_MESSAGE_BYTES,
+  "grpc.use_local_subchannel_pool": 1,
+  "grpc.max_reconnect_backoff_ms": 5_000,
 };
+
+/**
+ * Connections a client keeps to a backend, its calls taking them in turn.
+ * Behind a Kubernetes Service each connection reaches the pod kube-proxy
+ * picked when it was made, and the server's max connection age makes it pick
+ * again: calls so spread over the backend's pods, those a scale-up adds
+ * included. One long-lived HTTP/2 connection would carry every call to one pod.
+ * Through the Service rather than its pods' names: kube-proxy drops a leaving
+ * pod at once, where cluster DNS may name it for another 30 s.
+ */
+export const GRPC_CONNECTIONS_PER_BACKEND = 8;
 
 export interface GrpcConnectionLimits {
   grpcMaxConnectionIdleMs: number;

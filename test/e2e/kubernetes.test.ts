@@ -242,7 +242,8 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     );
     // a port-forward ends with the pod it picked: a new one to the healed gateway
     const healed = await portForward("docservice-gateway", 80);
-    assert.equal((await usage(healed, licenseKey, today(), today(), adminToken)).body.opens, 25, "counts survive the restarts (they live in Redis)");
+    // counts survive the restarts (they live in Redis); the new gateway's first call may find a backend's new pod not yet in its Service
+    await waitFor(async () => (await usage(healed, licenseKey, today(), today(), adminToken)).body.opens === 25, { what: "the 25 opens counted before the restarts", timeoutMs: 30_000, intervalMs: 1000 });
     production = { licenseKey, adminToken, opens: 25 };
   });
 

@@ -10,6 +10,8 @@ export interface DaemonSpec {
   command: string;
   /** Gets a fresh temp dir, removed on stop, for data files. */
   args: (dir: string) => string[];
+  /** Set in its environment, beyond what this process has. */
+  env?: Record<string, string>;
   /** Polled until true; a daemon that exits first fails the start at once. */
   ready: () => Promise<boolean>;
   timeoutMs?: number;
@@ -20,6 +22,8 @@ export interface Daemon {
   stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
   /** Pauses (SIGSTOP) or resumes (SIGCONT) the process. */
   signal(signal: "SIGSTOP" | "SIGCONT"): void;
+  /** The end of its output (stdout and stderr), for an error message; none once stopped. */
+  tail(): string;
 }
 
 // Daemons still running when the test process exits: kill them and remove
@@ -39,7 +43,7 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
   const fd = openSync(logFile, "a");
   let child: ChildProcess;
   try {
-    child = spawn(spec.command, spec.args(dir), { stdio: ["ignore", fd, fd] });
+    child = spawn(spec.command, spec.args(dir), { stdio: ["ignore", fd, fd], env: { ...process.env, ...spec.env } });
   } finally {
     closeSync(fd);
   }
@@ -57,6 +61,13 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
   });
 
   const remove = () => rmSync(dir, { recursive: true, force: true });
+  const tail = () => {
+    try {
+      return `${spec.command} output:\n${readFileSync(logFile, "utf8").slice(-4000)}`;
+    } catch {
+      return `${spec.command}: no output`;
+    }
+  };
   const stop = async (signal: "SIGTERM" | "SIGKILL" = "SIGTERM") => {
     if (exitReason === undefined) {
       child.ref();
@@ -76,9 +87,9 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
     });
     if (exitReason !== undefined) throw new Error(`${spec.name} stopped during startup (${exitReason})`);
   } catch (err) {
-    const output = readFileSync(logFile, "utf8").slice(-4000);
+    const output = tail();
     await stop();
-    throw new Error(`${(err as Error).message}\n${spec.command} output:\n${output}`, { cause: err });
+    throw new Error(`${(err as Error).message}\n${output}`, { cause: err });
   }
 
   // Let the test process exit even if stop() is never called (see "exit" above).
@@ -89,6 +100,7 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
       child.kill(signal);
       if (signal === "SIGSTOP") waitUntilStopped(child.pid!);
     },
+    tail,
   };
 }
 

@@ -109,6 +109,26 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   }
 }
 
+/**
+ * kube-apiserver flags for aggregated APIs served on the host (metrics-server,
+ * KEDA's adapter): the client certificate it presents when it forwards a
+ * request, the CA and headers the server behind it trusts it by, and routing
+ * to the Service's endpoints (the host runs no kube-proxy for the API server).
+ */
+export function aggregationArgs(pki: KubePki): string[] {
+  const frontProxy = pki.issueClient("front-proxy-client", "front-proxy-client");
+  return [
+    "--requestheader-client-ca-file", pki.ca.cert,
+    "--requestheader-allowed-names", "front-proxy-client",
+    "--requestheader-username-headers", "X-Remote-User",
+    "--requestheader-group-headers", "X-Remote-Group",
+    "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+    "--proxy-client-cert-file", frontProxy.cert,
+    "--proxy-client-key-file", frontProxy.key,
+    "--enable-aggregator-routing=true",
+  ];
+}
+
 function etcdArgs(data: string, port: number, peerPort: number): string[] {
   const client = `http://127.0.0.1:${port}`;
   const peer = `http://127.0.0.1:${peerPort}`;

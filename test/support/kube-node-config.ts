@@ -242,26 +242,60 @@ export const METRICS_SERVER_HOST = "metrics-server.kube-system.svc";
 
 /**
  * The resource metrics API (metrics.k8s.io, what HPAs and `kubectl top`
- * read) served by metrics-server on the host at `address:port`: an
- * APIService whose Service has no selector but an Endpoints object naming
- * that address (the API server routes to endpoints, see
- * --enable-aggregator-routing), and whose certificate the API server checks
- * against the cluster CA.
+ * read) served by metrics-server on the host at `address:port`.
  */
 export function metricsServerManifests(address: string, port: number, caBundle: string): string {
-  const metadata = { name: "metrics-server", namespace: "kube-system", labels: { "k8s-app": "metrics-server" } };
+  return hostApiServiceManifests({
+    name: "metrics-server", namespace: "kube-system", labels: { "k8s-app": "metrics-server" },
+    group: "metrics.k8s.io", version: "v1beta1", address, port, caBundle,
+  });
+}
+
+export interface HostApiService {
+  /** Of the Service and its EndpointSlice, which the APIService names. */
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  /** The API group and version served, e.g. "metrics.k8s.io" and "v1beta1". */
+  group: string;
+  version: string;
+  /** Where the server listens on the host: an address other than loopback (endpoints may not hold one). */
+  address: string;
+  port: number;
+  /** The CA (base64 PEM) that the API server checks the server's certificate against. */
+  caBundle: string;
+}
+
+/**
+ * An aggregated API served by a process on the host: an APIService whose
+ * Service has no selector but an EndpointSlice naming the host's address
+ * (the API server routes to endpoints, see --enable-aggregator-routing, and
+ * reads them from EndpointSlices: an Endpoints object would need the
+ * controller-manager to mirror it), and whose certificate the API server
+ * checks against `caBundle`; the Service's DNS name is what the certificate
+ * must hold.
+ */
+export function hostApiServiceManifests(api: HostApiService): string {
+  const metadata = { name: api.name, namespace: api.namespace, labels: api.labels };
   const items = [
-    { apiVersion: "v1", kind: "Service", metadata, spec: { ports: [{ name: "https", port: 443, targetPort: port }] } },
-    { apiVersion: "v1", kind: "Endpoints", metadata, subsets: [{ addresses: [{ ip: address }], ports: [{ name: "https", port }] }] },
+    { apiVersion: "v1", kind: "Service", metadata, spec: { ports: [{ name: "https", port: 443, targetPort: api.port }] } },
+    {
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { ...metadata, labels: { ...api.labels, "kubernetes.io/service-name": api.name } },
+      addressType: "IPv4",
+      endpoints: [{ addresses: [api.address], conditions: { ready: true } }],
+      ports: [{ name: "https", port: api.port, protocol: "TCP" }],
+    },
     {
       apiVersion: "apiregistration.k8s.io/v1",
       kind: "APIService",
-      metadata: { name: "v1beta1.metrics.k8s.io", labels: metadata.labels },
+      metadata: { name: `${api.version}.${api.group}`, labels: api.labels },
       spec: {
-        group: "metrics.k8s.io",
-        version: "v1beta1",
-        service: { name: "metrics-server", namespace: "kube-system", port: 443 },
-        caBundle,
+        group: api.group,
+        version: api.version,
+        service: { name: api.name, namespace: api.namespace, port: 443 },
+        caBundle: api.caBundle,
         groupPriorityMinimum: 100,
         versionPriority: 100,
       },

@@ -24,9 +24,9 @@ import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { cacheBin, cacheDir } from "./cache.js";
-import { startDaemon } from "./daemon.js";
+import { startDaemon, type Daemon } from "./daemon.js";
 import { kubectl } from "./kube.js";
-import { startControlPlane, type ControlPlane } from "./kube-control-plane.js";
+import { aggregationArgs, startControlPlane, type ControlPlane } from "./kube-control-plane.js";
 import {
   CLUSTER_DOMAIN, CNI_BIN_DIR, KUBERNETES_SERVICE_IP, NODE_NAME, RUNC, SERVICE_CIDR,
   METRICS_SERVER_HOST, cniConfig, containerdConfig, coreDnsManifests, kubeProxyConfig, kubeletConfig, metricsServerManifests, schedulerConfig,
@@ -73,11 +73,7 @@ export interface KubeNode {
   stop(beforeUnlock?: () => void | Promise<void>): Promise<void>;
 }
 
-interface NodeDaemon {
-  stop(): Promise<void>;
-  /** The end of its output (stdout and stderr). */
-  tail(): string;
-}
+type NodeDaemon = Pick<Daemon, "stop" | "tail">;
 
 const START_TIMEOUT_MS = 120_000;
 const IMAGES = () => join(cacheDir(), "kube-node-images");
@@ -129,8 +125,6 @@ export async function startKubeNode(): Promise<KubeNode> {
       serverHosts: [KUBERNETES_SERVICE_IP, `kubernetes.default.svc.${CLUSTER_DOMAIN}`],
       apiServerArgs: (pki) => {
         const kubeletClient = pki.issueClient("apiserver-kubelet-client", "kube-apiserver-kubelet-client", ["system:masters"]);
-        // what the API server presents when it forwards a request to an aggregated API (metrics-server)
-        const frontProxy = pki.issueClient("front-proxy-client", "front-proxy-client");
         return [
           "--authorization-mode", "Node,RBAC",
           "--service-cluster-ip-range", SERVICE_CIDR,
@@ -138,15 +132,8 @@ export async function startKubeNode(): Promise<KubeNode> {
           "--kubelet-client-key", kubeletClient.key,
           "--kubelet-certificate-authority", pki.ca.cert,
           "--kubelet-preferred-address-types", "InternalIP",
-          "--requestheader-client-ca-file", pki.ca.cert,
-          "--requestheader-allowed-names", "front-proxy-client",
-          "--requestheader-username-headers", "X-Remote-User",
-          "--requestheader-group-headers", "X-Remote-Group",
-          "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
-          "--proxy-client-cert-file", frontProxy.cert,
-          "--proxy-client-key-file", frontProxy.key,
-          // aggregated APIs are reached at their endpoints' addresses: the host runs no kube-proxy for the API server
-          "--enable-aggregator-routing=true",
+          // metrics-server's API
+          ...aggregationArgs(pki),
         ];
       },
     });
@@ -324,39 +311,19 @@ async function stopWorkloads(
   }
 }
 
-/** startDaemon with a name under the node's prefix, and access to the output. */
-async function startNodeDaemon(
+/** startDaemon with a name under the node's prefix. */
+function startNodeDaemon(
   name: string,
   command: string,
   args: (logDir: string) => string[],
   ready: () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<NodeDaemon> {
-  let logFile = "";
-  const daemon = await startDaemon({
-    name: `kube-node-${name}`,
-    command,
-    args: (logDir) => {
-      logFile = join(logDir, "output.log");
-      return args(logDir);
-    },
-    ready,
-    timeoutMs,
-  });
-  return {
-    stop: () => daemon.stop(),
-    tail: () => {
-      try {
-        return `${command} output:\n${readFileSync(logFile, "utf8").slice(-4000)}`;
-      } catch {
-        return `${command}: no output`;
-      }
-    },
-  };
+  return startDaemon({ name: `kube-node-${name}`, command, args, ready, timeoutMs });
 }
 
 /** waitFor, failing with the tails of the daemons' output and whatever `detail` says. */
-async function waitOrExplain(
+export async function waitOrExplain(
   check: () => Promise<boolean>,
   timeoutMs: number,
   what: string,
@@ -385,8 +352,8 @@ async function coreDnsReady(kube: { kubeconfigPath: string }): Promise<boolean> 
   return pods.items.some((pod) => pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
 }
 
-/** kube-controller-manager's, kube-scheduler's and metrics-server's health (the path needs no credentials; only reachability is checked, not the certificate). */
-function healthz(port: number, host = "127.0.0.1", path = "/healthz"): Promise<boolean> {
+/** kube-controller-manager's, kube-scheduler's, metrics-server's and KEDA's adapter's health (the path needs no credentials; only reachability is checked, not the certificate). */
+export function healthz(port: number, host = "127.0.0.1", path = "/healthz"): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest({ host, port, path, rejectUnauthorized: false, timeout: 2_000 }, (res) => {
       res.resume();

@@ -3,7 +3,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { cacheBin, cacheDir } from "./cache.js";
-import { KUBE_ADMIN_USER, startControlPlane } from "./kube-control-plane.js";
+import { KUBE_ADMIN_USER, aggregationArgs, startControlPlane } from "./kube-control-plane.js";
+import type { KubePki } from "./kube-pki.js";
 import { waitFor } from "./wait.js";
 
 const run = promisify(execFile);
@@ -13,6 +14,8 @@ export interface KubeApiServer {
   kubeconfigPath: string;
   /** "https://127.0.0.1:PORT" */
   server: string;
+  /** The cluster's CA, which signs its certificates (see kube-pki.ts); until stop(). */
+  pki: KubePki;
   /** Stops kube-apiserver, then etcd, and removes their data, the certificates and the kubeconfig. */
   stop(): Promise<void>;
 }
@@ -55,22 +58,26 @@ export function prometheusOperatorCrdsFile(): string {
  * ServiceAccount (`--as=system:serviceaccount:NS:NAME`) to check least privilege.
  * The ServiceAccount admission plugin is off (no controller makes the "default"
  * ServiceAccount that it requires of a Pod).
+ *
+ * `aggregatedApis`: set up for APIServices served on the host, as the test
+ * node's API server is (test/support/keda.ts).
  */
-export async function startKubeApiServer(): Promise<KubeApiServer> {
-  const { kubeconfigPath, server, stop } = await startControlPlane({
+export async function startKubeApiServer(options: { aggregatedApis?: boolean } = {}): Promise<KubeApiServer> {
+  const { kubeconfigPath, server, pki, stop } = await startControlPlane({
     namePrefix: "",
     address: "127.0.0.1",
     serverHosts: [],
-    apiServerArgs: () => [
+    apiServerArgs: (pki) => [
       "--authorization-mode", "RBAC",
       // A range is required; nothing routes to it (no kube-proxy, no Pods).
       "--service-cluster-ip-range", "10.0.0.0/24",
       // Endpoints may not hold a loopback address: the "kubernetes" Service gets none.
       "--endpoint-reconciler-type", "none",
       "--disable-admission-plugins", "ServiceAccount",
+      ...(options.aggregatedApis ? aggregationArgs(pki) : []),
     ],
   });
-  return { kubeconfigPath, server, stop };
+  return { kubeconfigPath, server, pki, stop };
 }
 
 /** Runs kubectl with the server's kubeconfig; rejects with its stderr on a non-zero exit. */
