@@ -143,8 +143,11 @@ export const LIMITS = {
 } as const;
 export type LimitName = keyof typeof LIMITS;
 
+/** The value the operator sets for a field left out of spec.limits, where it has one of its own. */
+export const operatorDefault = (field: (typeof LIMITS)[LimitName]): string | undefined => ("operatorDefault" in field ? field.operatorDefault : undefined);
+
 /** The value a field left out of spec.limits gets: the operator's own where it has one, else the platform's default. */
-export const omittedLimit = (field: (typeof LIMITS)[LimitName]): string => ("operatorDefault" in field ? field.operatorDefault : field.platformDefault);
+export const omittedLimit = (field: (typeof LIMITS)[LimitName]): string => operatorDefault(field) ?? field.platformDefault;
 
 const limit = (field: (typeof LIMITS)[LimitName]) => ({
   type: "integer",

@@ -6,7 +6,7 @@
 import { CALL_DEADLINES_MS } from "../services/contracts/call-deadlines.js";
 import { loadConfig, type Config } from "../services/configuration.js";
 import { SHUTDOWN_CLEANUP_MS } from "../services/core/shutdown.js";
-import { COMPONENTS, GROUP, KIND, LIMITS, VERSION, type ComponentName, type LimitName } from "./crd.js";
+import { COMPONENTS, GROUP, KIND, LIMITS, VERSION, operatorDefault, type ComponentName, type LimitName } from "./crd.js";
 import { CONVERSION_DEMAND_METRIC } from "./conversion-demand.js";
 import { formatQuantity, quantityValue } from "./quantity.js";
 import { componentLoad, cpuTargetPercent, lagThreshold, replicasFor, scalingBehavior, type SizingProfile } from "./sizing.js";
@@ -223,7 +223,7 @@ function configMap(resource: DocService): KubeObject {
 function limitsEnv(limits: Partial<Record<LimitName, number>>): Record<string, string> {
   return Object.fromEntries(
     Object.entries(LIMITS).flatMap(([name, field]) => {
-      const value = limits[name as LimitName] ?? ("operatorDefault" in field ? field.operatorDefault : undefined);
+      const value = limits[name as LimitName] ?? operatorDefault(field);
       return value === undefined ? [] : [[field.variable, String(value)]];
     }),
   );
