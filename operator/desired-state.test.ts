@@ -135,6 +135,8 @@ describe("desired state", () => {
     assert.deepEqual(gateway.livenessProbe.httpGet, { path: "/livez", port: "http" });
     const probed = (objects.filter((o) => o.kind === "Deployment") as any[]).flatMap((d) => [d.spec.template.spec.containers[0].readinessProbe, d.spec.template.spec.containers[0].livenessProbe]);
     assert.equal(JSON.stringify(probed).includes("/v1/health"), false);
+    // a pod answering late under load is still serving: the kubelet's 1 s default would take busy pods out of their Service
+    for (const probe of probed) assert.equal(probe.timeoutSeconds, 5, JSON.stringify(probe));
     // a backend is ready once it can take work (its own state, on its metrics listener), alive while its gRPC port accepts
     for (const backend of ["signing", "keys", "conversion", "telemetry-api"]) {
       const container = (find(objects, "Deployment", `acme-${backend}`) as any).spec.template.spec.containers[0];
@@ -220,7 +222,11 @@ describe("desired state", () => {
     assert.equal(scaled.spec.minReplicaCount, 6); // ⌈20000 / 5000 × 1.3⌉
     assert.equal(scaled.spec.maxReplicaCount, 12, "no more consumers than partitions");
     assert.equal(scaled.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleUp.policies[1].value, 6);
-    assert.deepEqual(scaled.spec.triggers[0].metadata, { bootstrapServers: "kafka:9092", consumerGroup: "acme-usage-aggregator", topic: "usage", lagThreshold: "38461" });
+    // KEDA runs in a namespace of its own: the Service name the DocService's pods resolve in theirs gets its namespace
+    assert.deepEqual(scaled.spec.triggers[0].metadata, { bootstrapServers: "kafka.prod.svc:9092", consumerGroup: "acme-usage-aggregator", topic: "usage", lagThreshold: "38461", offsetResetPolicy: "earliest" });
+    const elsewhere = ["kafka.streaming:9092", "broker-0.kafka.example.com:9093", "10.0.0.7:9092", "[fd00::7]:9092", "kafka"];
+    const named = find(desiredState(resource({ ...spec, kafka: { ...spec.kafka, bootstrapServers: elsewhere } }), { profile, kedaInstalled: true }).objects, "ScaledObject", "acme-telemetry-aggregator") as any;
+    assert.equal(named.spec.triggers[0].metadata.bootstrapServers, "kafka.streaming:9092,broker-0.kafka.example.com:9093,10.0.0.7:9092,[fd00::7]:9092,kafka.prod.svc");
 
     const withoutKeda = desiredState(resource(spec), { profile, kedaInstalled: false }).objects;
     assert.deepEqual(kinds(withoutKeda, "acme-telemetry-aggregator"), ["Deployment", "HorizontalPodAutoscaler", "NetworkPolicy", "PodDisruptionBudget"]);

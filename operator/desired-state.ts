@@ -141,6 +141,9 @@ export function desiredState(resource: DocService, environment: Environment): De
   return { objects, components };
 }
 
+/** How long a probe waits for a pod's answer. */
+const PROBE_TIMEOUT_SECONDS = 5;
+
 function sizeComponent(resource: DocService, name: ComponentName, environment: Environment): DesiredComponent {
   const { spec } = resource;
   const componentSpec = spec.components[name] ?? {};
@@ -394,8 +397,10 @@ function deployment(resource: DocService, component: DesiredComponent, component
                 ...(gateway || component.name === "telemetryAggregator" ? [{ name: "PORT", value: String(port.containerPort) }] : []),
                 ...(backend ? [{ name: "METRICS_PORT", value: String(METRICS_PORT) }] : []),
               ],
-              readinessProbe: { ...readiness, periodSeconds: 5 },
-              livenessProbe: { ...liveness, periodSeconds: 20, failureThreshold: 6 },
+              // A pod busy at its capacity answers its probes late but still serves: with the kubelet's 1 s timeout, every pod of a
+              // component could leave its Service at once under a surge, and clients would be refused instead of answered late
+              readinessProbe: { ...readiness, periodSeconds: 5, timeoutSeconds: PROBE_TIMEOUT_SECONDS },
+              livenessProbe: { ...liveness, periodSeconds: 20, timeoutSeconds: PROBE_TIMEOUT_SECONDS, failureThreshold: 6 },
               ...(componentSpec.resources ? { resources: componentSpec.resources } : {}),
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
               volumeMounts: [
@@ -522,6 +527,18 @@ function horizontalPodAutoscaler(resource: DocService, component: DesiredCompone
   };
 }
 
+/**
+ * A Kafka address as KEDA's operator, in a namespace of its own, must name it:
+ * a bare Service name ("kafka:9092"), which the DocService's pods resolve in
+ * their namespace, gets that namespace ("kafka.<namespace>.svc:9092"). A name
+ * with a dot (another namespace's Service, a host elsewhere) or an IP address
+ * is kept as it is.
+ */
+function inNamespace(server: string, namespace: string): string {
+  const [, host, port] = /^([^:[\]]+)(:\d+)?$/.exec(server) ?? [];
+  return host && !host.includes(".") ? `${host}.${namespace}.svc${port ?? ""}` : server;
+}
+
 function scaledObject(resource: DocService, component: DesiredComponent, componentSpec: ComponentSpec, environment: Environment): KubeObject {
   const kafka = resource.spec.kafka!;
   return {
@@ -538,10 +555,13 @@ function scaledObject(resource: DocService, component: DesiredComponent, compone
         {
           type: "kafka",
           metadata: {
-            bootstrapServers: kafka.bootstrapServers.join(","),
+            bootstrapServers: kafka.bootstrapServers.map((server) => inNamespace(server, resource.metadata.namespace)).join(","),
             consumerGroup: `${resource.metadata.name}-usage-aggregator`,
             topic: kafka.topic,
             lagThreshold: String(lagThreshold(environment.profile.components[component.name], resource.spec.autoscaling.headroom)),
+            // as the aggregator reads a partition its group has no offset for: from the start, so all of it is lag (with KEDA's
+            // default, latest, every such partition, even an empty one, would count 1 and the lag would never fall to 0)
+            offsetResetPolicy: "earliest",
           },
         },
       ],
