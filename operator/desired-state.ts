@@ -45,6 +45,8 @@ export interface DesiredState {
 const GRPC_PORT = 50051;
 const HTTP_PORT = 8080;
 const METRICS_PORT = 9464;
+/** How long a probe waits for a pod's answer. */
+const PROBE_TIMEOUT_SECONDS = 5;
 /** The images' non-root user and group. */
 const RUN_AS = 65532;
 
@@ -140,9 +142,6 @@ export function desiredState(resource: DocService, environment: Environment): De
   if (environment.podMonitor) objects.push(podMonitor(resource, environment.podMonitor));
   return { objects, components };
 }
-
-/** How long a probe waits for a pod's answer. */
-const PROBE_TIMEOUT_SECONDS = 5;
 
 function sizeComponent(resource: DocService, name: ComponentName, environment: Environment): DesiredComponent {
   const { spec } = resource;
