@@ -1,4 +1,4 @@
-import { makeGenericClientConstructor, type Client, type Metadata, type ServiceError as GrpcServiceError } from "@grpc/grpc-js";
+import { connectivityState, makeGenericClientConstructor, type Client, type Metadata, type ServiceError as GrpcServiceError } from "@grpc/grpc-js";
 import type { InternalTransport } from "../access/internal-transport.js";
 import { fromGrpcError } from "./grpc-errors.js";
 import { GRPC_CHANNEL_OPTIONS, GRPC_CONNECTIONS_PER_BACKEND } from "./grpc-limits.js";
@@ -46,12 +46,28 @@ export function remoteApi<D extends GrpcDefinition>(definition: D, options: Grpc
   return { api: api as UnaryApi<D>, close: clients.close };
 }
 
-/** {@link GRPC_CONNECTIONS_PER_BACKEND} clients of one backend, each with a connection of its own, taken in turn. */
+/**
+ * {@link GRPC_CONNECTIONS_PER_BACKEND} clients of one backend, each with a
+ * connection of its own, taken in turn: the next whose connection is up, when
+ * one is. A connection being made may hang until the call's deadline (behind a
+ * Service, kube-proxy can still send it to a pod that has just gone), and
+ * calls given to it would wait with it; those passed over are asked to connect.
+ */
 export function clientsInTurn<C extends Client>(make: () => C): { next(): C; close(): void } {
   const clients = Array.from({ length: GRPC_CONNECTIONS_PER_BACKEND }, make);
   let turn = 0;
   return {
-    next: () => clients[turn++ % clients.length]!,
+    next: () => {
+      const first = turn++;
+      for (let offset = 0; offset < clients.length; offset++) {
+        const client = clients[(first + offset) % clients.length]!;
+        if (client.getChannel().getConnectivityState(true) === connectivityState.READY) {
+          turn = first + offset + 1;
+          return client;
+        }
+      }
+      return clients[first % clients.length]!;
+    },
     close: () => clients.forEach((client) => client.close()),
   };
 }

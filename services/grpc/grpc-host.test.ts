@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type AddressInfo } from "node:net";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -17,6 +17,7 @@ import type { KeyServiceApi } from "../keys/key-service.js";
 import { remoteApi } from "./grpc-client.js";
 import { GRPC_CONNECTIONS_PER_BACKEND } from "./grpc-limits.js";
 import { hostedUnary, startGrpcHost } from "./grpc-host.js";
+import { waitFor } from "../../test/support/wait.js";
 
 // A stopping gRPC host: calls in flight finish within the shutdown timeout, and are cut past it; a client spreads its calls over the hosts its target names.
 describe("gRPC host shutdown, and clients over several hosts", () => {
@@ -92,17 +93,25 @@ describe("gRPC host shutdown, and clients over several hosts", () => {
     }
   });
 
+  /** A TCP proxy on loopback, as kube-proxy is in front of a Service's pods: `route` decides where each connection goes. */
+  async function startProxy(route: (socket: Socket) => void) {
+    const proxy = createServer(route);
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    return proxy;
+  }
+
+  function pipeTo(socket: Socket, port: number): void {
+    const upstream = connect(port, "127.0.0.1");
+    socket.pipe(upstream).pipe(socket);
+    socket.on("error", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+  }
+
   test("a client spreads its calls over several connections, each of which a Service's proxy may send to another pod", async () => {
     const [first, second] = [await start(5000), await start(5000)];
     // as kube-proxy does behind a ClusterIP: each new connection to one address goes to one of the pods, here in turn
     let connections = 0;
-    const proxy = createServer((socket) => {
-      const upstream = connect((connections++ % 2 === 0 ? first : second).host.port, "127.0.0.1");
-      socket.pipe(upstream).pipe(socket);
-      socket.on("error", () => upstream.destroy());
-      upstream.on("error", () => socket.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const proxy = await startProxy((socket) => pipeTo(socket, (connections++ % 2 === 0 ? first : second).host.port));
     const remote = remoteApi(KeyServiceService, { serviceName: "Key service", address: `127.0.0.1:${(proxy.address() as AddressInfo).port}`, timeoutMs: 10_000, transport });
     try {
       for (let i = 0; i < 20; i++) await remote.api.register({ email: `spread-${i}@example.test`, clientIp: `198.51.100.${i + 1}` });
@@ -113,6 +122,31 @@ describe("gRPC host shutdown, and clients over several hosts", () => {
     } finally {
       for (const client of [remote, first.remote, second.remote]) client.close();
       await Promise.all([first.host.shutdown(), second.host.shutdown()]);
+      proxy.close();
+    }
+  });
+
+  test("calls go over connections that are up, not one still being made (a Service sending it to a pod that has gone)", async () => {
+    const { host, remote: direct } = await start(5000);
+    // the first connection goes nowhere: accepted, never answered, as a connection to a vanished pod's address hangs
+    const silent: Socket[] = [];
+    let connections = 0;
+    const proxy = await startProxy((socket) => (connections++ === 0 ? void silent.push(socket) : pipeTo(socket, host.port)));
+    const remote = remoteApi(KeyServiceService, { serviceName: "Key service", address: `127.0.0.1:${(proxy.address() as AddressInfo).port}`, timeoutMs: 2000, transport });
+    try {
+      // the first call finds no connection up and may wait on the silent one; it asks every client to connect
+      await remote.api.register({ email: "warm@example.test", clientIp: "198.51.100.200" }).catch(() => {});
+      await waitFor(async () => connections === GRPC_CONNECTIONS_PER_BACKEND, { what: "every client connecting", timeoutMs: 5000, intervalMs: 50 });
+      const outcomes = await Promise.all(
+        Array.from({ length: 3 * GRPC_CONNECTIONS_PER_BACKEND }, (_, i) =>
+          remote.api.register({ email: `up-${i}@example.test`, clientIp: `198.51.100.${i + 1}` }).then(() => "answered", (error: Error) => error.message),
+        ),
+      );
+      assert.deepEqual(new Set(outcomes), new Set(["answered"]));
+    } finally {
+      for (const client of [remote, direct]) client.close();
+      for (const socket of silent) socket.destroy();
+      await host.shutdown();
       proxy.close();
     }
   });
