@@ -253,6 +253,7 @@ async function size(target: Target): Promise<SizingProfile> {
     const measured: ComponentCapacity = {
       route,
       requestsPerSecond: roundRate(found.rate * sizing.unitsPerRequest),
+      ...(sizing.unitsPerRequest === 1 ? {} : { unitsPerRequest: sizing.unitsPerRequest }),
       p95TargetMs: p95Target(scenario),
       cpuPercentAtCapacity: Math.round(found.result.platformCpuPercent),
       ...(found.result.memoryMiB === undefined ? {} : { memoryMiBAtCapacity: found.result.memoryMiB }),

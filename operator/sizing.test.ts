@@ -47,6 +47,8 @@ describe("sizing", () => {
     assert.equal(cpuTargetPercent(undefined, 1.3), 62);
     assert.equal(lagThreshold(capacity(2000), 2), 10_000);
     assert.equal(lagThreshold(capacity(0.01), 2), 1);
+    // KEDA counts Kafka records: events applied per second over the events each record (a report) held when measured
+    assert.equal(lagThreshold({ ...capacity(9600), unitsPerRequest: 10 }, 1.3), 7384);
   });
 
   test("scaling up is immediate and reaches the expected load in one step; scaling down removes what the headroom covers", () => {

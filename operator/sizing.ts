@@ -11,6 +11,8 @@ export interface ComponentCapacity {
   route: string;
   /** Requests (or events) per second one replica serves at the p95 target. */
   requestsPerSecond: number;
+  /** When the capacity counts more than one unit per request: the events of each report, for the aggregator (one Kafka record per report). */
+  unitsPerRequest?: number;
   p95TargetMs: number;
   /** CPU use of the replica at that rate, in percent of one core (so of a 1-CPU request; the HPA target is derived from it). */
   cpuPercentAtCapacity: number;
@@ -78,11 +80,13 @@ export function cpuTargetPercent(capacity: ComponentCapacity | undefined, headro
 }
 
 /**
- * The KEDA Kafka trigger's lag threshold per replica: the events one
- * aggregator replica applies in `catchUpSeconds`, less the headroom.
+ * The KEDA Kafka trigger's lag threshold per replica: the Kafka records one
+ * aggregator replica applies in `catchUpSeconds`, less the headroom. KEDA
+ * counts lag in records, and a record holds a report's events, so the
+ * capacity in events is divided by the events per report it was measured with.
  */
 export function lagThreshold(capacity: ComponentCapacity | undefined, headroom: number, catchUpSeconds = 10): number {
-  const perSecond = capacity?.requestsPerSecond ?? 1000;
+  const perSecond = capacity ? capacity.requestsPerSecond / (capacity.unitsPerRequest ?? 1) : 1000;
   return Math.max(1, Math.floor((perSecond * catchUpSeconds) / headroom));
 }
 

@@ -14,10 +14,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cacheBin } from "../support/cache.js";
+import { quantityValue } from "../../operator/quantity.js";
 import { corpusFile } from "../support/corpus.js";
 import { call } from "../support/key-flow.js";
-import { canRunContainers, startKubeNode, type KubeNode } from "../support/kube-node.js";
-import { PLATFORM_VERSION, applyKafkaAndRedis, buildPlatformImages, codeFromOutbox as codeFromOutboxOf, importImages, installOperator } from "../support/kube-platform.js";
+import { startKeda, type Keda } from "../support/keda.js";
+import { CLUSTER_DNS_IP, canRunContainers, startKubeNode, type KubeNode } from "../support/kube-node.js";
+import { PLATFORM_VERSION, applyKafkaAndRedis, buildPlatformImages, codeFromOutbox as codeFromOutboxOf, helm, importImages, installOperator } from "../support/kube-platform.js";
 import { kubectl, prometheusOperatorCrdsFile, waitForCrds } from "../support/kube.js";
 import { monitoringQueries } from "../support/monitoring-queries.js";
 import { pdfsig } from "../support/pdf-validators.js";
@@ -43,6 +45,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
   const images: string[] = [];
   /** What the production-shape test leaves for the tests after it. */
   let production: { licenseKey: string; adminToken: string; opens: number } | undefined;
+  let keda: Keda | undefined;
   const k = (args: string[], input?: string) => kubectl(node, args, input === undefined ? {} : { input });
   const get = async (kind: string, name: string): Promise<any> => {
     const output = await k(["get", kind, name, "-n", NAMESPACE, "-o", "json", "--ignore-not-found"]);
@@ -80,6 +83,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
 
   after(async () => {
     for (const child of forwards) child.kill();
+    await keda?.stop();
     await node?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -515,6 +519,91 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     });
     const after = (await usage(base, licenseKey, today(), today(), adminToken)).body;
     assert.deepEqual({ opens: after.opens, documents: after.documents }, expected, "every acknowledged event counted once");
+  });
+
+  test("with KEDA installed, the aggregator scales on its Kafka consumer lag: KEDA finds the brokers by the names its own namespace resolves, adds aggregators while one is stuck, every acknowledged event is counted once, and it scales back once the lag is gone", async () => {
+    assert.ok(production, "the production-shape test ran");
+    const { licenseKey, adminToken } = production;
+    // One server per external metrics API: KEDA's adapter in place of the operator's (conversion then scales on its CPU)
+    await helm(node, ["upgrade", "docservice-operator", join(ROOT, "charts/docservice-operator"), "-n", NAMESPACE, "--reuse-values", "--set", "externalMetrics.enabled=false", "--wait", "--timeout", "5m"]);
+    keda = await startKeda(node, { namePrefix: "kube-node-", clusterDns: CLUSTER_DNS_IP });
+    // KEDA came after the operator started: the DocService asks for it, and gives the aggregator bounds (no more pods than partitions)
+    const maxAggregators = 3;
+    await k(["patch", "docservice", "docservice", "-n", NAMESPACE, "--type=merge", "-p", JSON.stringify({ spec: { autoscaling: { mode: "keda" }, components: { telemetryAggregator: { autoscaling: { minReplicas: 1, maxReplicas: maxAggregators }, resources: { requests: { cpu: "50m" } } } } } })]);
+    const name = "docservice-telemetry-aggregator";
+    let kedaHpa: any;
+    await waitFor(async () => (kedaHpa = await get("hpa", `keda-hpa-${name}`)) !== undefined && (await get("hpa", name)) === undefined, {
+      what: "KEDA's HPA for the aggregator's ScaledObject, in place of the operator's own",
+      timeoutMs: 120_000,
+      intervalMs: 2000,
+    });
+    const scaledObject = await get("scaledobject", name);
+    const { bootstrapServers, lagThreshold } = scaledObject.spec.triggers[0].metadata;
+    assert.equal(bootstrapServers, `kafka.${NAMESPACE}.svc:9092`, "the DocService's kafka:9092, as KEDA's namespace must name it");
+    // the lag through the API server: KEDA's operator reached the brokers and read the group's offsets
+    const metric = kedaHpa.spec.metrics[0].external.metric;
+    const lagPath = `/apis/external.metrics.k8s.io/v1beta1/namespaces/${NAMESPACE}/${metric.name}?labelSelector=${encodeURIComponent(`scaledobject.keda.sh/name=${name}`)}`;
+    const lag = async () => Number(quantityValue(JSON.parse(await k(["get", "--raw", lagPath])).items[0].value as string));
+    let lagError: unknown;
+    await waitFor(async () => (await lag().catch((error: unknown) => void (lagError = error))) === 0, { what: "the aggregators' consumer lag, 0 at rest, read by KEDA", timeoutMs: 120_000, intervalMs: 2000 }).catch(async (error: Error) => {
+      const conditions = JSON.stringify((await get("scaledobject", name))?.status?.conditions);
+      throw new Error(`${error.message}\nthe last read: ${String(lagError)}\nScaledObject conditions: ${conditions}\n${keda!.tail()}`, { cause: error });
+    });
+
+    // One aggregator stuck (frozen: it neither consumes nor leaves): the lag grows to 1.5 × the threshold, which asks for 2 pods.
+    // KEDA counts the lag in Kafka records, one per report: reports of one event, as an editor sends them
+    const aggregators = async () => JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/component=telemetry-aggregator", "-o", "json"])).items as any[];
+    await k(["rollout", "status", "-n", NAMESPACE, `deployment/${name}`, "--timeout=180s"]);
+    const [stuck, ...others] = (await aggregators()).filter((pod) => !pod.metadata.deletionTimestamp);
+    assert.equal(others.length, 0, "one aggregator at rest");
+    const stuckContainer = stuck.status.containerStatuses[0].containerID as string;
+    const base = `http://${(await get("service", "docservice-gateway")).spec.clusterIP}`;
+    const before = (await usage(base, licenseKey, today(), today(), adminToken)).body;
+    const perReport = 1;
+    const reports = Math.ceil(1.5 * Number(lagThreshold));
+    const started = Date.now();
+    const timeline: string[] = [];
+    const sample = async () => {
+      const deployment = await get("deployment", name);
+      const opens = (await usage(base, licenseKey, today(), today(), adminToken)).body.opens as number;
+      timeline.push(`${String(Math.round((Date.now() - started) / 1000)).padStart(5)} s  lag ${String(await lag().catch(() => "-")).padStart(7)}  aggregators ${deployment.spec.replicas}/${deployment.status.readyReplicas ?? 0}  opens ${opens - before.opens}`);
+      return { deployment, opens };
+    };
+    const explain = async (error: Error) => {
+      const pods = (await aggregators()).map((pod) => `${pod.metadata.name} ready=${pod.status.containerStatuses?.[0]?.ready} restarts=${pod.status.containerStatuses?.[0]?.restartCount}`);
+      return new Error(`${error.message}\n${timeline.join("\n")}\n${pods.join("\n")}\n${keda!.tail()}`, { cause: error });
+    };
+    await node.freezeContainer(stuckContainer, true);
+    try {
+      const statuses = new Map<number, number>();
+      let next = 0;
+      const sender = async () => {
+        for (let index = next++; index < reports; index = next++) {
+          const ids = Array.from({ length: perReport }, (_, event) => `HASH-KEDA-${index}-${event}`);
+          const answer = await collect(base, report(ids), licenseKey);
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, sender));
+      assert.deepEqual(Object.fromEntries(statuses), { 202: reports }, "every report acknowledged");
+      // KEDA adds aggregators while the first is still stuck; they take its partitions once its session times out (or
+      // its liveness probe restarts it, after 2 minutes), and every event is counted, none twice
+      const stuckRestarts = async () => (await aggregators()).find((pod) => pod.metadata.name === stuck.metadata.name)?.status.containerStatuses[0].restartCount;
+      await waitFor(async () => (await sample()).deployment.spec.replicas >= 2, { what: "KEDA to add aggregators on the lag", timeoutMs: 90_000, intervalMs: 3000 });
+      assert.equal(await stuckRestarts(), 0, "KEDA added aggregators while the first was still stuck");
+      const expected = before.opens + reports * perReport;
+      await waitFor(async () => (await sample()).opens === expected, { what: `${expected} opens counted`, timeoutMs: 180_000, intervalMs: 3000 });
+    } catch (error) {
+      throw await explain(error as Error);
+    } finally {
+      // a container its liveness probe restarted is gone, and its freeze with it
+      await node.freezeContainer(stuckContainer, false).catch(() => {});
+    }
+    // the stuck one back, the lag gone: down to one aggregator, nothing counted twice
+    await waitFor(async () => (await sample()).deployment.spec.replicas === 1, { what: "back to one aggregator once the lag is gone", timeoutMs: 180_000, intervalMs: 3000 }).catch(async (error: Error) => Promise.reject(await explain(error)));
+    console.log(`the aggregator on its Kafka lag through KEDA (threshold ${lagThreshold} Kafka records per pod, one per report; ${reports} reports of ${perReport} event sent with one aggregator frozen):\n${timeline.join("\n")}`);
+    const after = (await usage(base, licenseKey, today(), today(), adminToken)).body;
+    assert.deepEqual({ opens: after.opens, documents: after.documents }, { opens: before.opens + reports * perReport, documents: before.documents + reports * perReport }, "every acknowledged event counted once");
   });
 
   test("kubectl delete of the production DocService removes everything it owns", async () => {

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { COMPONENTS } from "../../operator/crd.js";
+import { CLUSTER_SIZINGS } from "../../loadtest/scenarios.js";
 import type { SizingProfile } from "../../operator/sizing.js";
 import { runCommand } from "../support/run-command.js";
 
@@ -47,7 +48,11 @@ test("the committed sizing profile has a measured capacity for every component",
   assert.deepEqual(Object.keys(profile.components).sort(), [...COMPONENTS].sort());
   for (const component of COMPONENTS) {
     const capacity = profile.components[component]!;
-    assert.deepEqual(Object.keys(capacity).sort(), ["cpuPercentAtCapacity", "memoryMiBAtCapacity", "p95TargetMs", "requestsPerSecond", "route"], component);
+    // the units per request where a request carries more than one (the aggregator's events per report: KEDA's lag threshold divides by it)
+    const { unitsPerRequest } = CLUSTER_SIZINGS.find((sizing) => sizing.component === component)!;
+    const fields = ["cpuPercentAtCapacity", "memoryMiBAtCapacity", "p95TargetMs", "requestsPerSecond", "route", ...(unitsPerRequest === 1 ? [] : ["unitsPerRequest"])];
+    assert.deepEqual(Object.keys(capacity).sort(), fields.sort(), component);
+    assert.equal(capacity.unitsPerRequest ?? 1, unitsPerRequest, component);
     assert.ok(typeof capacity.route === "string" && capacity.route.length > 0, component);
     for (const field of ["requestsPerSecond", "p95TargetMs", "cpuPercentAtCapacity", "memoryMiBAtCapacity"] as const) {
       assert.ok(typeof capacity[field] === "number" && Number.isFinite(capacity[field]) && capacity[field] > 0, `${component}.${field} = ${capacity[field]}`);

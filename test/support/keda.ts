@@ -8,14 +8,15 @@
  * Works with the test node and with the control plane alone
  * (startKubeApiServer({ aggregatedApis: true })): the operator makes HPAs and
  * reads triggers from the host, so a trigger's URL may be on loopback; without
- * a node nothing runs the pods it scales.
+ * a node nothing runs the pods it scales. Beside the node, `clusterDns` makes
+ * the operator resolve Service names as a pod in KEDA's namespace would.
  */
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cacheBin } from "./cache.js";
 import { startDaemon, type Daemon } from "./daemon.js";
 import { kedaCrdsFile, kubectl, waitForCrds } from "./kube.js";
-import { hostApiServiceManifests } from "./kube-node-config.js";
+import { CLUSTER_DOMAIN, hostApiServiceManifests } from "./kube-node-config.js";
 import { healthz, waitOrExplain } from "./kube-node.js";
 import { writeKubeconfig, type CertFiles, type KubePki } from "./kube-pki.js";
 import { freePort } from "./ports.js";
@@ -41,11 +42,21 @@ export interface KedaOptions {
    * Default "".
    */
   namePrefix?: string;
+  /**
+   * The cluster DNS Service's address (the test node's CLUSTER_DNS_IP): the
+   * operator resolves names as a pod in KEDA's namespace would, so that a
+   * trigger's Service name (a Kafka scaler's brokers) is found, or not, as in
+   * a cluster. Its /etc/resolv.conf is replaced in a mount namespace of its
+   * own. Without it, the host's resolver.
+   */
+  clusterDns?: string;
 }
 
 export interface Keda {
   /** Where KEDA's Service and EndpointSlice are: "keda". */
   namespace: string;
+  /** The end of the operator's and the adapter's output, for a failure's message. */
+  tail(): string;
   /**
    * Deletes the APIService (with its Service and EndpointSlice), stops the adapter
    * and the operator, removes their files and certificates. Idempotent. Call it
@@ -121,11 +132,14 @@ export async function startKeda(cluster: KedaCluster, options: KedaOptions = {})
     const grpcServer = issue(pki.issueServer("keda-operator-grpc", ["127.0.0.1"]));
     const grpcClient = issue(pki.issueClient("keda-adapter-grpc", "keda-adapter"));
     const serving = issue(pki.issueServer("keda-adapter-serving", [`${ADAPTER_SERVICE}.${NAMESPACE}.svc`, cluster.address]));
-    /** Either process, with its kubeconfig and its gRPC certificates as --cert-dir wants them (ca.crt, tls.crt, tls.key). */
-    const start = (name: string, grpc: CertFiles, args: (kubeconfig: string, certs: string) => string[], ready: () => Promise<boolean>) =>
+    /**
+     * Either process, with its kubeconfig and its gRPC certificates as --cert-dir
+     * wants them (ca.crt, tls.crt, tls.key), and the cluster's resolver if `dns`.
+     */
+    const start = (name: string, grpc: CertFiles, args: (kubeconfig: string, certs: string) => string[], ready: () => Promise<boolean>, dns?: string) =>
       startDaemon({
         name: `${prefix}${name}`,
-        command: cacheBin(name),
+        command: dns ? "unshare" : cacheBin(name),
         // Every namespace; the cluster-wide objects (ClusterTriggerAuthentication secrets) in KEDA's.
         env: { WATCH_NAMESPACE: "", POD_NAMESPACE: NAMESPACE, KEDA_CLUSTER_OBJECT_NAMESPACE: NAMESPACE },
         args: (dir) => {
@@ -136,7 +150,11 @@ export async function startKeda(cluster: KedaCluster, options: KedaOptions = {})
           copyFileSync(pki.ca.cert, join(certs, "ca.crt"));
           copyFileSync(grpc.cert, join(certs, "tls.crt"));
           copyFileSync(grpc.key, join(certs, "tls.key"));
-          return args(kubeconfig, certs);
+          if (!dns) return args(kubeconfig, certs);
+          const resolvConf = join(dir, "resolv.conf");
+          writeFileSync(resolvConf, podResolvConf(dns));
+          // a private mount namespace, where the bind mount is this process's alone; exec keeps its process id
+          return ["--mount", "--propagation", "private", "--", "sh", "-c", 'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"', "sh", resolvConf, cacheBin(name), ...args(kubeconfig, certs)];
         },
         ready,
         timeoutMs: left(),
@@ -149,7 +167,7 @@ export async function startKeda(cluster: KedaCluster, options: KedaOptions = {})
       "--metrics-service-bind-address", `127.0.0.1:${grpcPort}`,
       "--health-probe-bind-address", `127.0.0.1:${probePort}`,
       "--metrics-bind-address", "0", // off
-    ], async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok);
+    ], async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok, options.clusterDns);
     daemons.push(operator);
     // It exits 0 when it cannot start: readiness is its /readyz, then the APIService's.
     const adapter = await start("keda-adapter", grpcClient, (kubeconfig, certs) => [
@@ -179,13 +197,18 @@ export async function startKeda(cluster: KedaCluster, options: KedaOptions = {})
     await waitOrExplain(() => apiServiceAvailable(kube), left(), `the APIService ${API_SERVICE} to be Available`, [adapter, operator], () =>
       kubectl(kube, ["get", "apiservice", API_SERVICE, "-o", "jsonpath={.status.conditions}"]));
 
-    return { namespace: NAMESPACE, stop: () => (stopping ??= stopAll()) };
+    return { namespace: NAMESPACE, tail: () => daemons.map((daemon) => daemon.tail()).join("\n\n"), stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll().catch((cleanup: unknown) => {
       (err as Error).message += `\n(cleaning up also failed: ${String(cleanup)})`;
     });
     throw err;
   }
+}
+
+/** What kubelet writes for a pod in KEDA's namespace (dnsPolicy ClusterFirst). */
+function podResolvConf(nameserver: string): string {
+  return [`nameserver ${nameserver}`, `search ${NAMESPACE}.svc.${CLUSTER_DOMAIN} svc.${CLUSTER_DOMAIN} ${CLUSTER_DOMAIN}`, "options ndots:5", ""].join("\n");
 }
 
 async function apiServiceAvailable(kube: { kubeconfigPath: string }): Promise<boolean> {

@@ -32,7 +32,7 @@ import {
   METRICS_SERVER_HOST, cniConfig, containerdConfig, coreDnsManifests, kubeProxyConfig, kubeletConfig, metricsServerManifests, schedulerConfig,
 } from "./kube-node-config.js";
 import { canRunContainers, claimHost } from "./kube-node-host.js";
-import { writeKubeconfig } from "./kube-pki.js";
+import { writeKubeconfig, type KubePki } from "./kube-pki.js";
 import { freePort } from "./ports.js";
 import { waitFor } from "./wait.js";
 
@@ -48,6 +48,10 @@ export interface KubeNode {
   server: string;
   /** The Node's name. */
   nodeName: string;
+  /** The cluster's CA, which the API server trusts for clients (as startKeda wants it). */
+  pki: KubePki;
+  /** The host's IPv4 address that pods reach it at, where a process on the host serves an aggregated API. */
+  address: string;
   /**
    * Imports an OCI or Docker image archive into the node's containerd
    * (`ctr -n k8s.io images import`); resolves the image names imported.
@@ -263,6 +267,8 @@ export async function startKubeNode(): Promise<KubeNode> {
       kubeconfigPath: plane.kubeconfigPath,
       server,
       nodeName: NODE_NAME,
+      pki,
+      address,
       importImage,
       tagImage: async (source, target) => void (await ctr("images", "tag", "--force", source, target)),
       freezeContainer: async (containerId, frozen) => void (await ctr("task", frozen ? "pause" : "resume", containerId.replace(/^containerd:\/\//, ""))),
