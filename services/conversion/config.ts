@@ -1,5 +1,5 @@
-import { availableParallelism } from "node:os";
 import { z } from "zod";
+import { availableCores } from "../core/available-cores.js";
 import { type ConfigOf, expandHome, optionalText, positiveInt, variable } from "../core/config.js";
 
 /** Conversion: the LibreOffice pool or Gotenberg, and the limits of a document. docs/configuration.md's reference lists each one (a test checks). */
@@ -8,9 +8,9 @@ export const CONVERSION_VARIABLES = {
   gotenbergUrl: variable("GOTENBERG_URL", z.url({ protocol: /^https?$/ }).optional(), undefined, "Gotenberg 8 base URL, e.g. http://gotenberg:3000 (with CONVERSION_BACKEND=gotenberg)."),
   conversionPoolSize: variable(
     "CONVERSION_POOL_SIZE",
-    z.union([z.literal("auto").transform(() => availableParallelism()), z.coerce.number().int().min(1).max(64)]),
+    z.union([z.literal("auto").transform(() => availableCores()), z.coerce.number().int().min(1).max(64)]),
     "auto",
-    "LibreOffice instances in the local pool; auto is one per core.",
+    "LibreOffice instances in the local pool; auto is one per core the process may use (a container's CPU limit, rounded up).",
   ),
   conversionTimeoutMs: variable("CONVERSION_TIMEOUT_MS", positiveInt, "60000", "Longest a conversion may take; then its instance is killed and restarted (504)."),
   conversionQueueLimit: variable("CONVERSION_QUEUE_LIMIT", positiveInt, "64", "Conversions that may wait for an instance; more are refused with 503 and Retry-After."),

@@ -1,5 +1,5 @@
-import { availableParallelism } from "node:os";
 import { z } from "zod";
+import { availableCores } from "../core/available-cores.js";
 import { SIGNATURE_LEVELS } from "./model.js";
 import { type ConfigOf, optionalText, positiveInt, secret, variable } from "../core/config.js";
 
@@ -24,9 +24,9 @@ export const SIGNING_VARIABLES = {
   ),
   signingWorkers: variable(
     "SIGNING_WORKERS",
-    z.union([z.literal("auto").transform(() => availableParallelism()), z.coerce.number().int().min(1).max(64)]),
+    z.union([z.literal("auto").transform(() => availableCores()), z.coerce.number().int().min(1).max(64)]),
     "auto",
-    "Worker threads that build and sign PDFs; auto is one per core.",
+    "Worker threads that build and sign PDFs; auto is one per core the process may use (a container's CPU limit, rounded up).",
   ),
   signingQueueLimit: variable("SIGNING_QUEUE_LIMIT", positiveInt, "64", "Sign and verify requests in progress at once; more are refused with 503 and Retry-After."),
   signingMaxBytes: variable("SIGNING_MAX_BYTES", positiveInt, "26214400", "Largest document /v1/sign and /v1/verify accept, sent or fetched."),

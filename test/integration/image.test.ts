@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -375,6 +375,21 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
     } finally {
       assert.equal(await stopped(container), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
     }
+  });
+
+  test("under a CPU limit, as a pod's resources.limits.cpu, the pool and worker sizes that are auto count the cores it allows", async () => {
+    // what CONVERSION_POOL_SIZE=auto and SIGNING_WORKERS=auto resolve to, printed by the image's own code (which then stays a second, for runc to see it run)
+    const cores = async (cpuLimitCores?: number) => {
+      const container = await runContainer(core, {
+        command: ["node", "--input-type=module", "-e", "import { availableCores } from '/app/dist/services/core/available-cores.js'; console.log(`cores ${availableCores()}`); setTimeout(() => {}, 1000)"],
+        ...(cpuLimitCores === undefined ? {} : { cpuLimitCores }),
+      });
+      assert.equal(await container.exited, 0, container.output());
+      await container.stop();
+      return /cores (\d+)/.exec(container.output())?.[1];
+    };
+    assert.equal(await cores(0.2), "1");
+    assert.equal(await cores(), String(availableParallelism()));
   });
 
   test("conversion image: role `conversion` serves gRPC health with LibreOffice started under a read-only root", async () => {

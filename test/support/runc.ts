@@ -59,6 +59,8 @@ export interface RunOptions {
   mounts?: Mount[];
   /** Default true, as readOnlyRootFilesystem in the manifests. */
   readOnlyRootFilesystem?: boolean;
+  /** A CPU limit in cores, as a pod's resources.limits.cpu (a CFS quota per 100 ms); default none. */
+  cpuLimitCores?: number;
 }
 
 export interface Container {
@@ -192,6 +194,7 @@ function runtimeConfig(bundle: Bundle, options: RunOptions): any {
   config.process.capabilities = { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] };
   config.process.noNewPrivileges = true;
   config.root = { path: "rootfs", readonly: options.readOnlyRootFilesystem ?? true };
+  if (options.cpuLimitCores !== undefined) config.linux.resources = { ...config.linux.resources, cpu: { quota: Math.round(options.cpuLimitCores * 100_000), period: 100_000 } };
   // The host's network namespace: the test picks free ports on loopback.
   config.linux.namespaces = config.linux.namespaces.filter((ns: { type: string }) => ns.type !== "network");
   for (const mount of options.mounts ?? []) {
