@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { availableCores } from "../core/available-cores.js";
+import { availableCores } from "../core/container-limits.js";
 import { type ConfigOf, expandHome, optionalText, positiveInt, variable } from "../core/config.js";
 
 /** Conversion: the LibreOffice pool or Gotenberg, and the limits of a document. docs/configuration.md's reference lists each one (a test checks). */

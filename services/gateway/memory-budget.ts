@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { totalmem } from "node:os";
+import { cgroupMemoryLimit } from "../core/container-limits.js";
 import { ServiceError } from "../core/errors.js";
 
 const MB = 1024 * 1024;
@@ -53,18 +53,4 @@ export function memoryBudgetBytes(configuredMb: number | undefined): number {
   if (configuredMb !== undefined) return configuredMb * MB;
   const limit = cgroupMemoryLimit();
   return limit !== undefined ? Math.floor(limit / 2) : Math.floor(totalmem() / 4);
-}
-
-/** The memory limit of this process's cgroup (v2, then v1), when there is one. */
-function cgroupMemoryLimit(): number | undefined {
-  for (const file of ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]) {
-    try {
-      const value = Number(readFileSync(file, "utf8").trim());
-      // "max" (v2) reads as NaN; v1 writes "no limit" as a number near 2^63
-      if (Number.isFinite(value) && value > 0 && value < totalmem()) return value;
-    } catch {
-      // not this cgroup version
-    }
-  }
-  return undefined;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { availableCores } from "../core/available-cores.js";
+import { availableCores } from "../core/container-limits.js";
 import { SIGNATURE_LEVELS } from "./model.js";
 import { type ConfigOf, optionalText, positiveInt, secret, variable } from "../core/config.js";
 

@@ -381,7 +381,7 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
     // what CONVERSION_POOL_SIZE=auto and SIGNING_WORKERS=auto resolve to, printed by the image's own code (which then stays a second, for runc to see it run)
     const cores = async (cpuLimitCores?: number) => {
       const container = await runContainer(core, {
-        command: ["node", "--input-type=module", "-e", "import { availableCores } from '/app/dist/services/core/available-cores.js'; console.log(`cores ${availableCores()}`); setTimeout(() => {}, 1000)"],
+        command: ["node", "--input-type=module", "-e", "import { availableCores } from '/app/dist/services/core/container-limits.js'; console.log(`cores ${availableCores()}`); setTimeout(() => {}, 1000)"],
         ...(cpuLimitCores === undefined ? {} : { cpuLimitCores }),
       });
       assert.equal(await container.exited, 0, container.output());
