@@ -22,7 +22,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { KubeConfig, Watch } from "@kubernetes/client-node";
-import { CONVERSION_DEMAND_METRIC, conversionDemand } from "./conversion-demand.js";
+import { CONVERSION_DEMAND_METRIC, ConversionDemand } from "./conversion-demand.js";
 import { GROUP, PLURAL, VERSION } from "./crd.js";
 import { metricsTokenSecretName } from "./desired-state.js";
 import { startExternalMetricsApi } from "./external-metrics-api.js";
@@ -74,7 +74,7 @@ function settings() {
 const INSTANCE = "app.kubernetes.io/instance";
 
 /** The demand of the DocService the HPA's selector names, from its running conversion pods. */
-async function conversionDemandOf(api: KubeApi, namespace: string, selector: Record<string, string>): Promise<number> {
+async function conversionDemandOf(demand: ConversionDemand, api: KubeApi, namespace: string, selector: Record<string, string>): Promise<number> {
   const instance = selector[INSTANCE];
   if (!instance) throw new Error(`the metric selector names no ${INSTANCE}`);
   const pods = await api.listPods(namespace, `${INSTANCE}=${instance},app.kubernetes.io/component=conversion`);
@@ -83,14 +83,16 @@ async function conversionDemandOf(api: KubeApi, namespace: string, selector: Rec
     const ready = pod.status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True");
     // a terminating pod finishes what it holds; new work goes elsewhere
     if (!port || !ready || !pod.status?.podIP || pod.metadata?.deletionTimestamp) return [];
-    return [{ pod: pod.metadata?.name ?? "", url: `http://${pod.status.podIP}:${port}/metrics` }];
+    const run = `${pod.metadata?.uid}/${pod.status.containerStatuses?.[0]?.restartCount ?? 0}`;
+    return [{ pod: pod.metadata?.name ?? "", run, url: `http://${pod.status.podIP}:${port}/metrics` }];
   });
   const token = (await api.readSecretData(namespace, metricsTokenSecretName(instance)))?.token;
   if (!token) throw new Error(`no metrics token in Secret ${metricsTokenSecretName(instance)}`);
-  return conversionDemand(targets, token);
+  return demand.read(targets, token);
 }
 
 async function serveExternalMetrics(api: KubeApi, settings: { port: number; host: string; tlsDir: string }): Promise<void> {
+  const demand = new ConversionDemand();
   // the API server's front proxy: the CA of its client certificate and the names it may have
   const authentication = await api.readConfigMapData("kube-system", "extension-apiserver-authentication");
   const clientCa = authentication?.["requestheader-client-ca-file"];
@@ -102,7 +104,7 @@ async function serveExternalMetrics(api: KubeApi, settings: { port: number; host
     key: readFileSync(join(settings.tlsDir, "tls.key"), "utf8"),
     clientCa,
     allowedNames: JSON.parse(authentication["requestheader-allowed-names"] || "[]") as string[],
-    metrics: [{ name: CONVERSION_DEMAND_METRIC, value: (namespace, selector) => conversionDemandOf(api, namespace, selector) }],
+    metrics: [{ name: CONVERSION_DEMAND_METRIC, value: (namespace, selector) => conversionDemandOf(demand, api, namespace, selector) }],
     log,
   });
   log("serving the external metrics API", { port: settings.port });

@@ -40,12 +40,39 @@ export function targetName(target: ConvertTarget): string {
   return parts.length > 0 ? `pdf/${parts.join("+")}` : "pdf";
 }
 
-/** Counts a conversion and its duration once it has ended, either way. */
+/**
+ * The conversions held at each moment, summed over time. A scrape sees one
+ * moment, and a pod with one LibreOffice instance is at that moment either
+ * idle or full; the rate of this counter over a window is the mean number
+ * held in it, which is what the conversion autoscaler acts on
+ * (operator/conversion-demand.ts).
+ */
+let held = 0;
+let heldSince = performance.now();
+const heldSeconds = new Counter({
+  name: "docservice_conversion_held_seconds_total",
+  help: "Conversions held (from accepting one to answering it) summed over time, in seconds: its rate over a window is the mean number held.",
+  registers: [serviceMetrics],
+  collect() {
+    holdMore(0);
+  },
+});
+
+/** Adds what was held since the last change, then changes the number held by `change`. */
+function holdMore(change: number): void {
+  const now = performance.now();
+  if (held > 0) heldSeconds.inc((held * (now - heldSince)) / 1000);
+  heldSince = now;
+  held += change;
+}
+
+/** Counts a conversion, its duration and the time it was held once it has ended, either way. */
 export async function measuredConversion<T>(source: string, target: ConvertTarget, convert: () => Promise<T>): Promise<T> {
   const started = performance.now();
   const labels = { source, target: targetName(target) };
   // exported at 0 from the first conversion of its kind, so that increase() sees the first timeout too (an alert's trigger)
   conversions.inc({ ...labels, outcome: "timeout" }, 0);
+  holdMore(1);
   try {
     const output = await convert();
     conversions.inc({ ...labels, outcome: "converted" });
@@ -54,6 +81,7 @@ export async function measuredConversion<T>(source: string, target: ConvertTarge
     conversions.inc({ ...labels, outcome: asServiceError(error).code.toLowerCase() });
     throw error;
   } finally {
+    holdMore(-1);
     duration.observe({ target: labels.target }, (performance.now() - started) / 1000);
   }
 }

@@ -13,6 +13,7 @@ import { makeDocx } from "../support/docx-fixtures.js";
 import { call, codeIn } from "../support/key-flow.js";
 import { freePort } from "../support/ports.js";
 import { answers, plaintextTransport, startService, type ServiceProcess } from "../support/service-process.js";
+import { waitFor } from "../support/wait.js";
 import { corpusFile } from "../support/corpus.js";
 import { docxFileText } from "../support/docx-text.js";
 import { sampleValues } from "../support/metrics-text.js";
@@ -104,8 +105,8 @@ describe("conversion in split mode", () => {
     assert.deepEqual(Object.keys(health.body.backends).sort(), ["annotation", "conversion", "keys"]);
   });
 
-  test("the conversion role serves /health and its saturation on METRICS_PORT: conversions waiting and in flight while three share one instance, none after", async () => {
-    const gauge = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(await (await fetch(`${metrics}/metrics`)).text())?.[1]);
+  test("the conversion role serves /health and its saturation on METRICS_PORT: conversions waiting and in flight while three share one instance, none after, and the time they were held", async () => {
+    const gauge = async (name: string) => Number(new RegExp(`^${name} ([\\d.e+-]+)$`, "m").exec(await (await fetch(`${metrics}/metrics`)).text())?.[1]);
     assert.equal((await fetch(`${metrics}/health`)).status, 200);
     assert.equal(await gauge("docservice_conversion_pool_size"), 1);
     const convert = () => {
@@ -113,6 +114,8 @@ describe("conversion in split mode", () => {
       form.append("file", new Blob([docx]), "tables.docx");
       return fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } }).then((response) => response.status);
     };
+    const heldBefore = await gauge("docservice_conversion_held_seconds_total");
+    const started = performance.now();
     const conversions = Promise.all([convert(), convert(), convert()]);
     let seen = { waiting: 0, inFlight: 0 };
     let settled = false;
@@ -123,9 +126,20 @@ describe("conversion in split mode", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.deepEqual(await conversions, [200, 200, 200]);
+    const wallSeconds = (performance.now() - started) / 1000;
     assert.equal(seen.inFlight, 1, "one instance converts one document at a time");
     assert.ok(seen.waiting >= 1, `the others waited for it (${JSON.stringify(seen)})`);
-    assert.deepEqual([await gauge("docservice_conversion_waiting"), await gauge("docservice_conversion_in_flight")], [0, 0]);
+    // an instance is busy a little after its answer (its files removed, its memory checked)
+    await waitFor(async () => (await gauge("docservice_conversion_waiting")) === 0 && (await gauge("docservice_conversion_in_flight")) === 0, {
+      what: "no conversion waiting or in flight once all were answered",
+      timeoutMs: 5_000,
+    });
+    // three held at first, one at the end: more than the batch took, less than three times it; nothing more at rest
+    const held = (await gauge("docservice_conversion_held_seconds_total")) - heldBefore;
+    assert.ok(held > wallSeconds && held < 3 * wallSeconds, `${held.toFixed(2)} s held by the three conversions of a batch that took ${wallSeconds.toFixed(2)} s`);
+    const atRest = await gauge("docservice_conversion_held_seconds_total");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(await gauge("docservice_conversion_held_seconds_total"), atRest);
   });
 
   test("the conversion role counts each gRPC call by method and code, and each conversion by outcome", async () => {

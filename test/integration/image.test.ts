@@ -403,7 +403,8 @@ describe("container images (npm run image)", { timeout: 60 * 60_000 }, () => {
       timeoutMs: 120_000,
     });
     try {
-      assert.match(container.output(), /LibreOffice pool started/);
+      // healthy once an instance is idle; the pool's log line, written asynchronously, may come a moment later
+      await waitFor(async () => /LibreOffice pool started/.test(container.output()), { what: `"LibreOffice pool started" in the container's log`, timeoutMs: 10_000 });
     } finally {
       assert.equal(await stopped(container), 0, `exit on SIGTERM:\n${container.output().slice(-3000)}`);
     }
