@@ -15,12 +15,13 @@ echo "types check"
 node --import tsx scripts/release-check.ts
 node --import tsx scripts/third-party-licenses.ts check
 
-# The Kubernetes end-to-end file first: it is the longest, and much of it is
-# waiting on pods, which the other files fill. Two files run at a time (a
-# serial run leaves a third of the cores idle, waiting on LibreOffice, Kafka
-# and the API server); the two files that start a Kubernetes node take turns
-# on it (test/support/kube-node-host.ts).
-mapfile -t tests < <(echo test/e2e/kubernetes.test.ts; find services test clients operator -name '*.test.ts' -not -path '*/node_modules/*' -not -path test/e2e/kubernetes.test.ts | sort)
+# Three files run at a time (with two, a fifth of the two cores stayed idle,
+# the files waiting on LibreOffice, Kafka and the API server), in the order of
+# their paths (the runner sorts them, whatever order they are given in); the
+# two files that start a Kubernetes node take turns on it
+# (test/support/kube-node-host.ts), and a load test has the machine to itself
+# while it runs (test/support/machine-share.ts, loaded into each file).
+mapfile -t tests < <(find services test clients operator -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 # A test that hangs fails after 15 minutes (the slowest suite, the Kubernetes
 # node's, takes about 6), and a file whose tests are done exits even if a
 # client it left open would keep it alive: either would otherwise hold the
@@ -28,4 +29,4 @@ mapfile -t tests < <(echo test/e2e/kubernetes.test.ts; find services test client
 # process writes its results to the runner blocking (scripts/test-child-stdout.ts):
 # with --test-force-exit, what the runner had not read yet was lost, and the run
 # stayed green with fewer tests (nodejs/node#64833).
-node --import tsx --import ./scripts/test-child-stdout.ts --test --test-reporter=spec --test-concurrency=2 --test-timeout=900000 --test-force-exit "${tests[@]}"
+node --import tsx --import ./scripts/test-child-stdout.ts --import ./test/support/machine-share.ts --test --test-reporter=spec --test-concurrency=3 --test-timeout=900000 --test-force-exit "${tests[@]}"

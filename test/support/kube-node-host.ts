@@ -11,6 +11,8 @@ import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { BRIDGE, CGROUP_ROOT, CNI_NETWORK } from "./kube-node-config.js";
+import { whileWaiting } from "./machine-share.js";
+import { isAlive } from "./process-alive.js";
 
 /** Every temp dir of a node (its data dir and its daemons' dirs) starts with this. */
 export const NODE_DIR_PREFIX = join(tmpdir(), "docservice-kube_node_");
@@ -109,14 +111,17 @@ export async function claimHost(): Promise<HostClaim> {
   const waitUntil = Date.now() + CLAIM_WAIT_MS;
   let state: HostState | undefined;
   while (!state) {
-    let previous = readLock();
-    while (previous && isAlive(previous.pid)) {
-      if (Date.now() > waitUntil) {
-        throw new Error(`a test Kubernetes node is still running on this machine after ${CLAIM_WAIT_MS / 60_000} minutes (process ${previous.pid}, lock ${LOCK}); one runs at a time`);
+    const previous = await whileWaiting(async () => {
+      let holder = readLock();
+      while (holder && isAlive(holder.pid)) {
+        if (Date.now() > waitUntil) {
+          throw new Error(`a test Kubernetes node is still running on this machine after ${CLAIM_WAIT_MS / 60_000} minutes (process ${holder.pid}, lock ${LOCK}); one runs at a time`);
+        }
+        await sleep(2_000);
+        holder = readLock();
       }
-      await sleep(2_000);
-      previous = readLock();
-    }
+      return holder;
+    });
     if (previous || leftoverDirs().length > 0) await cleanHost(previous);
     const candidate: HostState = {
       pid: process.pid,
@@ -152,15 +157,6 @@ function readLock(): HostState | undefined {
 }
 
 /** Whether the process runs (a zombie, killed but not yet reaped by its parent, does not). */
-function isAlive(pid: number): boolean {
-  try {
-    // "1234 (node) S 1 ...": the state follows the parenthesised command name.
-    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
 function leftoverDirs(): string[] {
   return readdirSync(tmpdir())
     .map((name) => join(tmpdir(), name))

@@ -23,7 +23,7 @@ function positive(name, fallback) {
   return value;
 }
 
-function hosts() {
+export function hosts() {
   const pairs = (__ENV.HOSTS || "").split(",").filter(Boolean).map((pair) => pair.split("="));
   for (const pair of pairs) if (pair.length !== 2 || !pair[0] || !pair[1]) throw new Error(`HOSTS must be "name=address,…", got "${__ENV.HOSTS}"`);
   return Object.fromEntries(pairs);

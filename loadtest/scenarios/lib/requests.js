@@ -1,5 +1,5 @@
-// The requests of the HTTP scenarios, one function per route, for any script
-// that loads one or several routes (sign.js, convert.js, collect.js). Each
+// The requests of the HTTP scenarios, one function per route, shared by the
+// single-route scenarios (sign.js, convert.js, collect.js) and ramp.js. Each
 // opens its fixture in k6's init context, so a script calls the builders
 // there (at the top level) and the returned function in its iterations.
 import encoding from "k6/encoding";

@@ -1,0 +1,159 @@
+/**
+ * Runs loadtest/scenarios/ramp.js (sign, convert and collect at once, each
+ * following stages of its own) and reads k6's per-request output, so that a
+ * test can judge the load window by window: rate, p95 and failures per route,
+ * against what the cluster did at the same moment.
+ */
+import { spawn } from "node:child_process";
+import { createReadStream, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { SCENARIO_DIR } from "../../loadtest/k6.js";
+
+export const ROUTES = ["sign", "convert", "collect"] as const;
+export type Route = (typeof ROUTES)[number];
+
+/** What each route answers when it does its work. */
+export const EXPECTED_STATUS: Record<Route, number> = { sign: 200, convert: 200, collect: 202 };
+
+/** A stage: from the rate before it (0 at the start), linearly to `rate` requests per second over `seconds`. */
+export interface Stage {
+  rate: number;
+  seconds: number;
+}
+
+export interface RampRequest {
+  route: Route;
+  /** When it was sent, ms since the ramp started. */
+  atMs: number;
+  durationMs: number;
+  /** HTTP status; 0 when no answer came (k6's `error` says why). */
+  status: number;
+  error: string;
+}
+
+/** Iterations k6 could not start in time (every virtual user busy): load the platform was to be offered but was not sent. */
+export interface RampDrop {
+  route: Route;
+  /** When, ms since the ramp started. */
+  atMs: number;
+  count: number;
+}
+
+export interface RampResult {
+  requests: RampRequest[];
+  dropped: RampDrop[];
+  /** k6's last lines, for a failure's message. */
+  output: string;
+}
+
+export interface Ramp {
+  /** Wall-clock time (Date.now()) of the ramp's start: its first stage begins then. */
+  startedAt: number;
+  /** Resolves once every stage has run and every request in flight has finished. */
+  done: Promise<RampResult>;
+}
+
+/** The rate a route's stages set `atS` seconds into the ramp. */
+export function rateAt(stages: Stage[], atS: number): number {
+  let from = 0;
+  let start = 0;
+  for (const { rate, seconds } of stages) {
+    if (atS < start + seconds) return from + ((rate - from) * (atS - start)) / seconds;
+    from = rate;
+    start += seconds;
+  }
+  return from;
+}
+
+/** Starts k6 with `env` (BASE_URL, API_KEY, PDF_FILE, DOCX_FILE, LICENSE_KEY, …) and each route's stages. */
+export function startRamp(k6: string, stages: Partial<Record<Route, Stage[]>>, env: Record<string, string>): Ramp {
+  const dir = mkdtempSync(join(tmpdir(), "docservice-ramp-"));
+  const points = join(dir, "points.json");
+  const variables: Record<string, string> = { ...env };
+  for (const route of ROUTES) {
+    const routeStages = stages[route];
+    if (routeStages) variables[`${route.toUpperCase()}_STAGES`] = routeStages.map(({ rate, seconds }) => `${rate}:${seconds}`).join(",");
+  }
+  const args = ["run", "--quiet", "--no-color", "--no-usage-report", "--summary-mode=disabled", "--out", `json=${points}`];
+  for (const [name, value] of Object.entries(variables)) args.push("-e", `${name}=${value}`);
+  args.push(join(SCENARIO_DIR, "ramp.js"));
+  const startedAt = Date.now();
+  const child = spawn(k6, args, { cwd: SCENARIO_DIR, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const keep = (chunk: Buffer) => (output = (output + chunk).slice(-8000));
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  const done = (async () => {
+    try {
+      const exitCode = await new Promise<number>((resolve, reject) => {
+        child.once("error", reject);
+        child.once("close", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+      });
+      if (exitCode !== 0) throw new Error(`k6 ramp.js exited with ${exitCode}:\n${output}`);
+      return { ...(await readRequests(points, startedAt)), output };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  })();
+  return { startedAt, done };
+}
+
+interface K6Point {
+  type: string;
+  metric: string;
+  data: { time: string; value: number; tags?: Record<string, string> };
+}
+
+/** The http_req_duration and dropped_iterations points of k6's JSON output (one object per line). */
+async function readRequests(file: string, startedAt: number): Promise<Omit<RampResult, "output">> {
+  const requests: RampRequest[] = [];
+  const dropped: RampDrop[] = [];
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (!line.includes('"type":"Point"')) continue;
+    const { metric, data } = JSON.parse(line) as K6Point;
+    const route = data.tags?.scenario as Route | undefined;
+    if (!route || !ROUTES.includes(route)) continue;
+    if (metric === "dropped_iterations") dropped.push({ route, atMs: Date.parse(data.time) - startedAt, count: data.value });
+    else if (metric === "http_req_duration") {
+      requests.push({
+        route,
+        atMs: Date.parse(data.time) - startedAt,
+        durationMs: data.value,
+        status: Number(data.tags?.status ?? 0),
+        error: data.tags?.error ?? "",
+      });
+    }
+  }
+  return { requests, dropped };
+}
+
+export interface RouteWindow {
+  requests: number;
+  /** 0 when the window has no request. */
+  p95Ms: number;
+  /** Requests not answered with the route's expected status, by status (0: no answer). */
+  failures: Map<number, number>;
+  /** Iterations k6 could not start. */
+  dropped: number;
+}
+
+/** Each route's requests sent, and iterations dropped, in [fromMs, toMs) of the ramp. */
+export function windowOf({ requests, dropped }: Pick<RampResult, "requests" | "dropped">, fromMs: number, toMs: number): Record<Route, RouteWindow> {
+  const window = {} as Record<Route, RouteWindow>;
+  const within = (atMs: number) => atMs >= fromMs && atMs < toMs;
+  for (const route of ROUTES) {
+    const inWindow = requests.filter((request) => request.route === route && within(request.atMs));
+    const durations = inWindow.map((request) => request.durationMs).sort((a, b) => a - b);
+    const failures = new Map<number, number>();
+    for (const { status } of inWindow) if (status !== EXPECTED_STATUS[route]) failures.set(status, (failures.get(status) ?? 0) + 1);
+    window[route] = {
+      requests: inWindow.length,
+      p95Ms: durations.length ? durations[Math.ceil(durations.length * 0.95) - 1]! : 0,
+      failures,
+      dropped: dropped.filter((drop) => drop.route === route && within(drop.atMs)).reduce((sum, drop) => sum + drop.count, 0),
+    };
+  }
+  return window;
+}
