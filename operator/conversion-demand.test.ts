@@ -77,6 +77,13 @@ describe("conversion demand", () => {
     nowMs = 16_000;
     answer = metricsText(0, 0, 1, 18);
     assert.equal(await read(), 0.5);
+    // however often it is read, a reading is kept only 5 s after the last one kept: a thousand reads within a second
+    // leave the reading at 15 s as the one the next mean starts from
+    answer = metricsText(0, 0, 1, 18);
+    for (let i = 0; i < 1000; i++) await read();
+    nowMs = 21_000;
+    answer = metricsText(0, 0, 1, 21);
+    assert.equal(await read(), 5 / 6);
     // the pod's container restarted: its counter starts again, and the moment counts
     nowMs = 30_000;
     answer = metricsText(2, 1, 1, 0.5);

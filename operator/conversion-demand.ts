@@ -32,7 +32,9 @@ const SCRAPE_TIMEOUT_MS = 2_000;
 /**
  * The mean is taken since the newest earlier reading at least MIN_SPAN_MS old
  * (the HPA reads every 15 s; a reading just before, by another client, would
- * make a mean of a moment), and at most MAX_SPAN_MS old (older is stale).
+ * make a mean of a moment), and at most MAX_SPAN_MS old (older is stale). A
+ * reading is kept only MIN_SPAN_MS after the last one kept, so a pod has at
+ * most MAX_SPAN_MS / MIN_SPAN_MS of them however often the metric is read.
  */
 const MIN_SPAN_MS = 5_000;
 const MAX_SPAN_MS = 60_000;
@@ -127,13 +129,13 @@ export class ConversionDemand {
     return demandInPods(pods);
   }
 
-  /** The pod's mean held since the newest reading old enough, and this reading kept for the next. */
+  /** The pod's mean held since the newest reading old enough; this reading kept for the next if the last kept is that old. */
   private held(run: string, load: PoolLoad, atMs: number): number {
     const now = load.inFlight + load.waiting;
     if (load.heldSeconds === undefined) return now;
     const earlier = this.readings.get(run) ?? [];
-    this.readings.set(run, [...earlier, { atMs, heldSeconds: load.heldSeconds }]);
     const since = earlier.findLast((reading) => atMs - reading.atMs >= MIN_SPAN_MS);
+    if (earlier.length === 0 || since === earlier.at(-1)) this.readings.set(run, [...earlier, { atMs, heldSeconds: load.heldSeconds }]);
     return since ? ((load.heldSeconds - since.heldSeconds) * 1000) / (atMs - since.atMs) : now;
   }
 

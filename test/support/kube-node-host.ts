@@ -156,7 +156,6 @@ function readLock(): HostState | undefined {
   }
 }
 
-/** Whether the process runs (a zombie, killed but not yet reaped by its parent, does not). */
 function leftoverDirs(): string[] {
   return readdirSync(tmpdir())
     .map((name) => join(tmpdir(), name))
