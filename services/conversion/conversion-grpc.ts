@@ -3,7 +3,7 @@ import { ConversionServiceService, type ConvertRequest, type ConvertResponse } f
 import type { InternalTransport } from "../access/internal-transport.js";
 import { ServiceError } from "../core/errors.js";
 import { fromGrpcError, toGrpcStatus } from "../grpc/grpc-errors.js";
-import { clientsInTurn } from "../grpc/grpc-client.js";
+import { leastBusyClients } from "../grpc/grpc-client.js";
 import { GRPC_CHANNEL_OPTIONS, RefusedMessage } from "../grpc/grpc-limits.js";
 import { tooLarge, type ConversionApi, type ConvertInput, type ConvertOutput } from "./conversion-service.js";
 import { PDF, targetFromProto, targetToProto } from "./convert-target.js";
@@ -66,26 +66,29 @@ export function conversionHandlers(api: ConversionApi, maxDocumentBytes: number)
 /** ConversionService over gRPC, for a gateway or signing service running apart from it. */
 export function remoteConversion(address: string, timeoutMs: number, transport: InternalTransport): ConversionApi & { close(): void } {
   const Client = makeGenericClientConstructor(ConversionServiceService, "ConversionService");
-  const clients = clientsInTurn(() => new Client(address, transport.channelCredentials(), GRPC_CHANNEL_OPTIONS));
+  const clients = leastBusyClients(() => new Client(address, transport.channelCredentials(), GRPC_CHANNEL_OPTIONS));
   return {
     close: clients.close,
     convert: (input) =>
-      new Promise<ConvertOutput>((resolve, reject) => {
-        const call = (clients.next() as any).convert(transport.callMetadata(), { deadline: new Date(Date.now() + timeoutMs) });
-        const parts: Buffer[] = [];
-        let header: ConvertResponse["header"];
-        call.on("data", (message: ConvertResponse) => {
-          if (message.header) header = message.header;
-          else if (message.chunk) parts.push(Buffer.from(message.chunk));
-        });
-        call.on("error", (error: GrpcServiceError) => reject(fromGrpcError(error, "Conversion service")));
-        call.on("end", () => {
-          if (!header) return reject(new ServiceError("INTERNAL", "The conversion service answered without a header."));
-          resolve({ bytes: Buffer.concat(parts), contentType: header.contentType, filename: header.filename, pageCount: header.pageCount });
-        });
-        call.write({ header: { sourceFormat: input.format.proto, filename: input.filename, sizeBytes: input.document.length, ...targetToProto(input.target ?? PDF) } });
-        for (const chunk of chunks(input.document)) call.write({ chunk });
-        call.end();
-      }),
+      clients.call(
+        (client) =>
+          new Promise<ConvertOutput>((resolve, reject) => {
+            const call = (client as any).convert(transport.callMetadata(), { deadline: new Date(Date.now() + timeoutMs) });
+            const parts: Buffer[] = [];
+            let header: ConvertResponse["header"];
+            call.on("data", (message: ConvertResponse) => {
+              if (message.header) header = message.header;
+              else if (message.chunk) parts.push(Buffer.from(message.chunk));
+            });
+            call.on("error", (error: GrpcServiceError) => reject(fromGrpcError(error, "Conversion service")));
+            call.on("end", () => {
+              if (!header) return reject(new ServiceError("INTERNAL", "The conversion service answered without a header."));
+              resolve({ bytes: Buffer.concat(parts), contentType: header.contentType, filename: header.filename, pageCount: header.pageCount });
+            });
+            call.write({ header: { sourceFormat: input.format.proto, filename: input.filename, sizeBytes: input.document.length, ...targetToProto(input.target ?? PDF) } });
+            for (const chunk of chunks(input.document)) call.write({ chunk });
+            call.end();
+          }),
+      ),
   };
 }

@@ -31,42 +31,58 @@ type UnaryCall = (
 /** The promise-based API of a remote service, over a grpc-js client built from its generated definition. */
 export function remoteApi<D extends GrpcDefinition>(definition: D, options: GrpcClientOptions): RemoteApi<D> {
   const Constructor = makeGenericClientConstructor(definition, options.serviceName);
-  const clients = clientsInTurn(() => new Constructor(options.address, options.transport.channelCredentials(), GRPC_CHANNEL_OPTIONS));
+  const clients = leastBusyClients(() => new Constructor(options.address, options.transport.channelCredentials(), GRPC_CHANNEL_OPTIONS));
   const api: Record<string, (request: unknown) => Promise<unknown>> = {};
   for (const name of unaryMethodNames(definition)) {
     api[name] = (request) =>
-      new Promise((resolve, reject) => {
-        const client = clients.next();
-        const deadline = new Date(Date.now() + options.timeoutMs);
-        (client as unknown as Record<string, UnaryCall>)[name]!.call(client, request, options.transport.callMetadata(), { deadline }, (error, response) =>
-          error ? reject(fromGrpcError(error, options.serviceName)) : resolve(response),
-        );
-      });
+      clients.call(
+        (client) =>
+          new Promise((resolve, reject) => {
+            const deadline = new Date(Date.now() + options.timeoutMs);
+            (client as unknown as Record<string, UnaryCall>)[name]!.call(client, request, options.transport.callMetadata(), { deadline }, (error, response) =>
+              error ? reject(fromGrpcError(error, options.serviceName)) : resolve(response),
+            );
+          }),
+      );
   }
   return { api: api as UnaryApi<D>, close: clients.close };
 }
 
 /**
  * {@link GRPC_CONNECTIONS_PER_BACKEND} clients of one backend, each with a
- * connection of its own, taken in turn: the next whose connection is up, when
- * one is. A connection being made may hang until the call's deadline (behind a
- * Service, kube-proxy can still send it to a pod that has just gone), and
- * calls given to it would wait with it; those passed over are asked to connect.
+ * connection of its own. A call takes, of those whose connection is up, the
+ * one with the fewest calls in flight (the next in turn among equals).
+ * Behind a Service each connection reaches one pod, so a pod with a queue
+ * (one that was alone in a surge, or slow) gets new calls only once the
+ * others are as busy, rather than its share in turn while pods added beside
+ * it idle. A connection being made may hang until the call's deadline
+ * (kube-proxy can still send it to a pod that has just gone), so with one up
+ * no call waits on the others, which are asked to connect; with none up, the
+ * call takes the next in turn.
  */
-export function clientsInTurn<C extends Client>(make: () => C): { next(): C; close(): void } {
+export function leastBusyClients<C extends Client>(make: () => C): { call<T>(use: (client: C) => Promise<T>): Promise<T>; close(): void } {
   const clients = Array.from({ length: GRPC_CONNECTIONS_PER_BACKEND }, make);
+  const inFlight = clients.map(() => 0);
   let turn = 0;
+  const pick = () => {
+    const first = turn++ % clients.length;
+    let chosen = -1;
+    for (let offset = 0; offset < clients.length; offset++) {
+      const index = (first + offset) % clients.length;
+      const up = clients[index]!.getChannel().getConnectivityState(true) === connectivityState.READY;
+      if (up && (chosen < 0 || inFlight[index]! < inFlight[chosen]!)) chosen = index;
+    }
+    return chosen < 0 ? first : chosen;
+  };
   return {
-    next: () => {
-      const first = turn++;
-      for (let offset = 0; offset < clients.length; offset++) {
-        const client = clients[(first + offset) % clients.length]!;
-        if (client.getChannel().getConnectivityState(true) === connectivityState.READY) {
-          turn = first + offset + 1;
-          return client;
-        }
+    call: async (use) => {
+      const index = pick();
+      inFlight[index]!++;
+      try {
+        return await use(clients[index]!);
+      } finally {
+        inFlight[index]!--;
       }
-      return clients[first % clients.length]!;
     },
     close: () => clients.forEach((client) => client.close()),
   };

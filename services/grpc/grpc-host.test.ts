@@ -36,7 +36,8 @@ describe("gRPC host shutdown, and clients over several hosts", () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function start(shutdownTimeoutMs: number) {
+  /** A host of the key service; its register calls wait `registerDelayMs`, and until `held` (when given) settles. */
+  async function start(shutdownTimeoutMs: number, held?: Promise<void>) {
     const service = provisioned.service;
     const served = { registrations: 0 };
     // the real service, with a pause in register to hold a call in flight
@@ -44,6 +45,7 @@ describe("gRPC host shutdown, and clients over several hosts", () => {
       register: async (request: Parameters<KeyServiceApi["register"]>[0]) => {
         served.registrations++;
         await sleep(registerDelayMs);
+        await held;
         return service.register(request);
       },
     });
@@ -122,6 +124,39 @@ describe("gRPC host shutdown, and clients over several hosts", () => {
     } finally {
       for (const client of [remote, first.remote, second.remote]) client.close();
       await Promise.all([first.host.shutdown(), second.host.shutdown()]);
+      proxy.close();
+    }
+  });
+
+  test("a call goes over the connection with the fewest calls in flight: a host with a queue gets no more while another is idle", async () => {
+    let release!: () => void;
+    const [stuck, idle] = [await start(5000, new Promise<void>((resolve) => (release = resolve))), await start(5000)];
+    // as kube-proxy does behind a ClusterIP: each new connection goes to one of the pods, here in turn
+    let connections = 0;
+    const proxy = await startProxy((socket) => pipeTo(socket, (connections++ % 2 === 0 ? stuck : idle).host.port));
+    const remote = remoteApi(KeyServiceService, { serviceName: "Key service", address: `127.0.0.1:${(proxy.address() as AddressInfo).port}`, timeoutMs: 10_000, transport });
+    const pending: Promise<unknown>[] = [];
+    try {
+      // the first call finds no connection up and asks every client to connect (it may stay on the stuck host)
+      pending.push(remote.api.register({ email: "warm-least@example.test", clientIp: "198.51.100.201" }).catch(() => {}));
+      await waitFor(async () => connections === GRPC_CONNECTIONS_PER_BACKEND, { what: "every client connecting", timeoutMs: 5000, intervalMs: 50 });
+      await sleep(200);
+      const before = [stuck.served.registrations, idle.served.registrations];
+      // one call after another, each given 300 ms: those the idle host serves are answered, those on the stuck one stay in flight
+      for (let i = 0; i < 24; i++) {
+        const call = remote.api.register({ email: `least-${i}@example.test`, clientIp: `198.51.100.${i + 1}` });
+        pending.push(call.catch(() => {}));
+        await Promise.race([call, sleep(300)]);
+      }
+      // in turn, half the calls (12) would have queued on the stuck host; by the fewest in flight, at most one a connection to it
+      const queued = stuck.served.registrations - before[0]!;
+      assert.ok(queued <= GRPC_CONNECTIONS_PER_BACKEND / 2, `calls that went to the host with a queue: ${queued} of 24`);
+      assert.equal(idle.served.registrations - before[1]!, 24 - queued, "the idle host served the rest");
+    } finally {
+      release();
+      await Promise.all(pending);
+      for (const client of [remote, stuck.remote, idle.remote]) client.close();
+      await Promise.all([stuck.host.shutdown(), idle.host.shutdown()]);
       proxy.close();
     }
   });

@@ -26,7 +26,7 @@ export const GRPC_CHANNEL_OPTIONS = {
 };
 
 /**
- * Connections a client keeps to a backend, its calls taking them in turn.
+ * Connections a client keeps to a backend, each call taking the least busy.
  * Behind a Kubernetes Service each connection reaches the pod kube-proxy
  * picked when it was made, and the server's max connection age makes it pick
  * again: calls so spread over the backend's pods, those a scale-up adds
