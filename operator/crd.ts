@@ -123,8 +123,9 @@ export const LIMITS = {
   grpcMaxConnectionAgeMs: {
     variable: "GRPC_MAX_CONNECTION_AGE_MS",
     platformDefault: "1800000",
-    // each connection a client ends reconnects to the pod kube-proxy picks then, so a pod added by a scale-up gets calls within about this long
-    operatorDefault: "30000",
+    // each connection a client ends reconnects to the pod kube-proxy picks then, so a pod added by a scale-up gets calls within about
+    // this long; until then a pod that was alone in a surge keeps every call and its queue (about 3 reconnections a second per gateway pod)
+    operatorDefault: "15000",
     maximum: 604_800_000,
     doc: "gRPC servers: a connection older than this is asked to go away, so clients reconnect and spread over new replicas, in ms.",
   },

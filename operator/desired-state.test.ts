@@ -271,7 +271,7 @@ describe("desired state", () => {
     // omitted limits keep the platform's defaults, but for the operator's own: backends' connections end often enough for callers to reach new pods
     assert.deepEqual(
       Object.fromEntries(variables.filter((variable) => variable in plain).map((variable) => [variable, plain[variable]])),
-      { GRPC_MAX_CONNECTION_AGE_MS: "30000" },
+      { GRPC_MAX_CONNECTION_AGE_MS: "15000" },
     );
     assert.equal(configOf({ limits: { grpcMaxConnectionAgeMs: 600_000 } }).GRPC_MAX_CONNECTION_AGE_MS, "600000", "a given value wins");
     assert.deepEqual(configOf({ limits: {} }), plain);
@@ -300,7 +300,7 @@ describe("desired state", () => {
       assert.ok(schema.maximum > 1 && schema.maximum < 2 ** 31, `${name}: maximum ${schema.maximum}`);
       assert.match(schema.description, new RegExp(`Sets ${field.variable}; omitted: ${omittedLimit(field)}\\.$`));
     }
-    assert.match(properties.grpcMaxConnectionAgeMs!.description, /omitted: 30000\.$/, "the operator's own default, not the platform's");
+    assert.match(properties.grpcMaxConnectionAgeMs!.description, /omitted: 15000\.$/, "the operator's own default, not the platform's");
   });
 
   test("leaving: each pod drains 5 s, waits for its longest request, and its grace period covers both and the clean-up; an override wins", () => {
