@@ -184,7 +184,13 @@ describe("traces across processes (gateway → KeyService over gRPC)", () => {
 
     const caller = callerSpan();
     assert.equal((await fetch(`${base}/v1/auth/key`, { headers: { Authorization: `Bearer ${apiKey}`, traceparent: caller.traceparent } })).status, 200);
-    const spans = await collector.waitForSpans((all) => all.filter((s) => s.traceId === caller.traceId && s.service === "docservice-keys").length >= 2);
+    // the two processes export on their own schedules: wait for the key service's two spans and the gateway's request span,
+    // which the gateway ends last (its other spans were exported with it or before)
+    const spans = await collector.waitForSpans(
+      (all) =>
+        all.filter((s) => s.traceId === caller.traceId && s.service === "docservice-keys").length >= 2 &&
+        all.some((s) => s.traceId === caller.traceId && s.name === "GET /v1/auth/key"),
+    );
     const ofTrace = spans.filter((s) => s.traceId === caller.traceId);
     const named = (name: string) => spanNamed(ofTrace, name);
     const route = named("GET /v1/auth/key");
