@@ -460,7 +460,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     };
     // up, held at the peak, then at half a pod's worth while every Deployment rolls and the autoscalers take pods away; the
     // peak outlasts the surge (the last added pod ready at 80-105 s) by the time the first conversion pod takes to work off
-    // the queue it built alone (about 10 s), RECOVERED_S, and a margin
+    // the queue it built alone (10-30 s, the gateway's connections renewed every 15 s), RECOVERED_S, and a margin
     const phases = { rampS: 60, peakS: 110, afterS: 105 };
     const stages = (rate: { peak: number; after: number }): Stage[] => [
       { rate: rate.peak, seconds: phases.rampS },
