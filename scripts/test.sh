@@ -9,11 +9,28 @@ source scripts/install/use-node.sh
 echo "node $(node --version) from $(command -v node)"
 bash scripts/ensure-deps.sh
 bash scripts/testenv/setup.sh
-bash scripts/check-generated.sh
-npx tsc -p tsconfig.json
-echo "types check"
-node --import tsx scripts/release-check.ts
-node --import tsx scripts/third-party-licenses.ts check
+
+# The checks before the tests run side by side (each keeps one core busy);
+# each one's output is printed whole, in this order.
+checks=(
+  "bash scripts/check-generated.sh"
+  "npx tsc -p tsconfig.json && echo 'types check'"
+  "node --import tsx scripts/release-check.ts"
+  "node --import tsx scripts/third-party-licenses.ts check"
+)
+outputs="$(mktemp -d)"
+pids=()
+for i in "${!checks[@]}"; do
+  bash -c "${checks[$i]}" > "$outputs/$i" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for i in "${!checks[@]}"; do
+  wait "${pids[$i]}" || failed=1
+  cat "$outputs/$i"
+done
+rm -rf "$outputs"
+[[ $failed -eq 0 ]] || { echo "a check before the tests failed (above)" >&2; exit 1; }
 
 # Three files run at a time (with two, a fifth of the two cores stayed idle,
 # the files waiting on LibreOffice, Kafka and the API server), in the order of
