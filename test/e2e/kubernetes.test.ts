@@ -81,6 +81,19 @@ const RECOVERED_S = 30;
  * peak brought is ready, nothing may fail or go unsent.
  */
 const SURGE_SHED_SHARE = 0.02;
+/**
+ * The rates above were set on a machine where the first conversion pod, alone
+ * on the node, converted the ramp's DOCX in 0.44 s (2.3 a second). On a slower
+ * machine the same load is a larger share of its two cores: on one that CI ran
+ * on, a conversion took 1.1 s, and the ramp saturated the machine a quarter of
+ * the way up to its peak. So the ramp first measures how long a conversion
+ * takes here, SPEED_PROBE_CONVERSIONS of them one after another (after one
+ * unmeasured), on the one conversion pod at rest. Slower by more than
+ * SPEED_TOLERANCE, every rate is scaled by the ratio.
+ */
+const REFERENCE_CONVERSION_S = 1 / 2.3;
+const SPEED_PROBE_CONVERSIONS = 6;
+const SPEED_TOLERANCE = 0.2;
 /** How long the autoscaling test waits for the test files running beside it to end (the longest takes minutes). */
 const ALONE_WITHIN_MS = 10 * 60_000;
 const profile = JSON.parse(readFileSync(join(ROOT, "loadtest/sizing-profile.json"), "utf8")) as SizingProfile;
@@ -451,12 +464,29 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     const fixtures = await writeFixtures(dir);
     const before = (await usage(base, licenseKey, today(), today(), adminToken)).body;
 
-    // One pod's capacity here: signing's, the profile's per-core capacity times the pod's CPU; conversion's, as measured. The load goes to PEAK_FACTOR times it.
-    const onePod = { sign: profile.components.signing!.requestsPerSecond * POD_CPU.signing, convert: CONVERSION_POD_RATE };
+    // this machine's speed (see REFERENCE_CONVERSION_S), with the machine at rest
+    const docx = readFileSync(fixtures.env.DOCX_FILE);
+    const convertOnce = async () => {
+      const form = new FormData();
+      form.set("file", new Blob([docx]), "ramp.docx");
+      const converted = await fetch(`${base}/v1/convert?from=docx`, { method: "POST", body: form, headers: { Authorization: `Bearer ${apiKey}` } });
+      const body = Buffer.from(await converted.arrayBuffer());
+      assert.equal(converted.status, 200, body.toString());
+    };
+    await convertOnce();
+    const probeStarted = performance.now();
+    for (let i = 0; i < SPEED_PROBE_CONVERSIONS; i++) await convertOnce();
+    const conversionS = (performance.now() - probeStarted) / 1000 / SPEED_PROBE_CONVERSIONS;
+    const speed = REFERENCE_CONVERSION_S / conversionS;
+    const scale = speed < 1 - SPEED_TOLERANCE ? speed : 1;
+    console.log(`this machine: a conversion in ${conversionS.toFixed(2)} s against ${REFERENCE_CONVERSION_S.toFixed(2)} s where the rates were set, speed ${speed.toFixed(2)}: the ramp's rates × ${scale.toFixed(2)}`);
+    // One pod's capacity here: signing's, the profile's per-core capacity times the pod's CPU; conversion's, as measured;
+    // both times this machine's speed. The load goes to PEAK_FACTOR times it.
+    const onePod = { sign: profile.components.signing!.requestsPerSecond * POD_CPU.signing * scale, convert: CONVERSION_POD_RATE * scale };
     const rates = {
       sign: { peak: onePod.sign * PEAK_FACTOR.sign, after: onePod.sign * 0.5 },
       convert: { peak: onePod.convert * PEAK_FACTOR.convert, after: onePod.convert * 0.5 },
-      collect: { peak: 20, after: 20 },
+      collect: { peak: 20 * scale, after: 20 * scale },
     };
     // up, held at the peak, then at half a pod's worth while every Deployment rolls and the autoscalers take pods away; the
     // peak outlasts the surge (the last added pod ready at 80-105 s) by the time the first conversion pod takes to work off
