@@ -355,13 +355,15 @@ describe("a hostile client against the embedded platform", { timeout: 15 * 60_00
 
   test("bursts of large uploads and signs: served or 503 with Retry-After, within the memory budget", async () => {
     const docx = Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(MB, 1)]);
+    // made before the burst: made during it, it held this process's event loop for seconds on a slow machine, the uploads'
+    // connections open and silent, and the platform closed them as the headers timeout says
+    const pdf = await noisePdf(1, 24 * MB);
+    const body = JSON.stringify(signBody(pdf));
     const uploads = Array.from({ length: 100 }, async () => {
       const form = new FormData();
       form.append("file", new Blob([docx]), "burst.docx");
       return send("/v1/convert?from=docx", { method: "POST", headers: auth(), body: form });
     });
-    const pdf = await noisePdf(1, 24 * MB);
-    const body = JSON.stringify(signBody(pdf));
     const signs = Array.from({ length: 10 }, () => send("/v1/sign", { method: "POST", headers: { ...json, ...auth() }, body }));
     const answers = await Promise.all([...uploads, ...signs]);
     const statuses = new Map<number, number>();

@@ -48,8 +48,8 @@ function hostTraces() {
   return {
     processes,
     mounts: read("/proc/self/mountinfo").split("\n").filter((line) => line.includes(prefix)),
-    // the machine's node lock aside: stop() is checked while its node still holds it
-    dirs: list(tmpdir()).filter((name) => name.startsWith("docservice-kube") && name !== "docservice-kube-node.lock"),
+    // the node's own: a file running beside this one may have a kube-apiserver of its own (docservice-kube_apiserver_…)
+    dirs: list(tmpdir()).filter((name) => join(tmpdir(), name).startsWith(prefix)),
     bridge: existsSync("/sys/class/net/docservice0"),
     cgroups: list("/sys/fs/cgroup").filter((c) => existsSync(join("/sys/fs/cgroup", c, "docservice-kube"))),
     chains,
