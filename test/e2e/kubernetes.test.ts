@@ -85,7 +85,7 @@ const SURGE_SHED_SHARE = 0.02;
  * The rates above were set on a machine where the first conversion pod, alone
  * on the node, converted the ramp's DOCX in 0.44 s (2.3 a second). On a slower
  * machine the same load is a larger share of its two cores: on one that CI ran
- * on, a conversion took 1.1 s, and the ramp saturated the machine a quarter of
+ * on, a conversion took 1.3 s, and the ramp saturated the machine a quarter of
  * the way up to its peak. So the ramp first measures how long a conversion
  * takes here, SPEED_PROBE_CONVERSIONS of them one after another (after one
  * unmeasured), on the one conversion pod at rest. Slower by more than
