@@ -28,8 +28,9 @@ fi
 rm -rf node_modules "$saved"
 echo "installing npm dependencies (npm ci, Node $(node --version))" >&2
 npm ci --no-audit --no-fund --loglevel=error >&2
-# written to a temporary name first, so a reader never unpacks half an archive; older fingerprints' archives go
+# written to a temporary name first, so a reader never unpacks half an archive (and one that failed, on a full disk, is
+# removed); older fingerprints' archives go
 mkdir -p "$CACHE/node-modules"
-tar -cf "$saved.tmp.$$" -C node_modules . && mv -f "$saved.tmp.$$" "$saved"
+tar -cf "$saved.tmp.$$" -C node_modules . && mv -f "$saved.tmp.$$" "$saved" || rm -f "$saved.tmp.$$"
 find "$CACHE/node-modules" -maxdepth 1 -type f -name '*.tar' -not -name "$wanted.tar" -delete
 echo "$wanted" > "$stamp"
