@@ -178,7 +178,7 @@ current-context: none
           if (operator.exitCode !== null) throw new Error(`the compiled operator exited with ${operator.exitCode}:\n${log}`);
           return log.includes('"message":"operator started"');
         },
-        { what: "the compiled operator to start", timeoutMs: 20_000 },
+        { what: "the compiled operator to start", timeoutMs: 60_000 },
       );
     } finally {
       operator.kill("SIGKILL");

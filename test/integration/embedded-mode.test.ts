@@ -79,7 +79,7 @@ describe("embedded mode (one process, local store, outbox)", () => {
 
   test("/v1/health reports version, uptime and every backend", async () => {
     // The LibreOffice pool reports down until its first instance is up.
-    await waitFor(async () => (await call(base, "/v1/health")).status === 200, { what: "every backend up", timeoutMs: 30_000 });
+    await waitFor(async () => (await call(base, "/v1/health")).status === 200, { what: "every backend up", timeoutMs: 90_000 });
     const health = await call(base, "/v1/health");
     assert.equal(health.status, 200);
     assert.equal(health.body.status, "ok");

@@ -106,7 +106,7 @@ describe("KafkaUsageLog", () => {
       kafka.resume();
       // the broker now reads the requests it held and appends the record: an idempotent
       // producer that carried on would number its next record as that one's retry
-      await waitFor(async () => (await messagesIn(topic)) === 2, { what: "the held write to land", timeoutMs: 20_000 });
+      await waitFor(async () => (await messagesIn(topic)) === 2, { what: "the held write to land", timeoutMs: 60_000 });
       const later = [record("license-unanswered", 2), record("license-unanswered", 3)];
       for (const one of later) await log.write([one]);
       assert.equal(await messagesIn(topic), 4, "a later write was answered as a duplicate of the held one, and dropped");

@@ -104,7 +104,7 @@ describe("KEDA next to the control plane", { skip: address ? false : "no IPv4 ad
           const list = JSON.parse(await kubectl(kube!, ["get", "--raw", path])) as { items: { metricName: string; value: string }[] };
           return JSON.stringify(list.items.map((item) => [item.metricName, item.value])) === JSON.stringify([[METRIC, expected]]);
         },
-        { timeoutMs: 30_000, intervalMs: 250, what: `${path} to answer ${METRIC} = ${expected}` },
+        { timeoutMs: 90_000, intervalMs: 250, what: `${path} to answer ${METRIC} = ${expected}` },
       );
     await expectValue("7");
     // Read at each request, not a value cached at the start.

@@ -105,7 +105,7 @@ describe("LibreOffice pool", () => {
     assert.ok(isPdf(await job), "the job was retried on a live instance");
     await waitFor(async () => pool.stats().every((s) => s.state === "idle" && s.pid !== undefined && s.pid !== victim), {
       what: "the killed instance to come back",
-      timeoutMs: 30_000,
+      timeoutMs: 90_000,
     });
     assert.ok(isPdf(await pool.convert(small, docx)));
   });
@@ -123,7 +123,7 @@ describe("LibreOffice pool", () => {
     const pool = await startPool({ size: 1, memoryLimitBytes: 1 });
     const pid = pool.stats()[0].pid;
     assert.ok(isPdf(await pool.convert(small, docx)));
-    await waitFor(async () => pool.stats()[0].state === "idle" && pool.stats()[0].pid !== pid, { what: "the recycled instance", timeoutMs: 30_000 });
+    await waitFor(async () => pool.stats()[0].state === "idle" && pool.stats()[0].pid !== pid, { what: "the recycled instance", timeoutMs: 90_000 });
   });
 
   test("LibreOffice dying under a live unoserver fails neither its job nor the ones after it", async () => {
@@ -136,7 +136,7 @@ describe("LibreOffice pool", () => {
     const after = await Promise.all(Array.from({ length: 4 }, () => pool.convert(small, docx)));
     assert.ok(after.every(isPdf), "documents sent right after the crash convert");
     assert.ok(isPdf(await job), "the interrupted job is finished by the cold fallback");
-    await waitFor(async () => pool.stats().every((s) => s.state === "idle" && s.pid !== busy), { what: "the broken instance replaced", timeoutMs: 30_000 });
+    await waitFor(async () => pool.stats().every((s) => s.state === "idle" && s.pid !== busy), { what: "the broken instance replaced", timeoutMs: 90_000 });
   });
 
   test("a document LibreOffice cannot read is a 422, and the instance stays in service", async () => {

@@ -70,7 +70,8 @@ describe("DocService operator", () => {
     const output = await kubectl(kube, ["get", kind, name, "-n", namespace, "-o", "json", "--ignore-not-found"]);
     return output.trim() ? JSON.parse(output) : undefined;
   };
-  const until = (what: string, check: () => Promise<boolean>, timeoutMs = 30_000) => waitFor(check, { what, timeoutMs, intervalMs: 200 });
+  // generous: the operator and the API server share the machine with two other test files
+  const until = (what: string, check: () => Promise<boolean>, timeoutMs = 120_000) => waitFor(check, { what, timeoutMs, intervalMs: 200 });
   /** The minimal example's components: no aggregator without Kafka. */
   const COMPONENTS = ["gateway", "signing", "keys", "conversion", "telemetry-api"];
   const secretText = (secret: any, key: string) => Buffer.from(secret.data[key], "base64").toString();

@@ -69,7 +69,7 @@ describe("telemetry through Kafka", () => {
         const lag = sample(metrics, "docservice_usage_consumer_lag");
         return lag.length > 0 && lag.every((records) => records === 0) && sample(metrics, "docservice_usage_events_applied_total")[0] === sample(metrics, "docservice_usage_events_accepted_total")[0];
       },
-      { timeoutMs: 15_000, what: "the aggregator to report no lag and every accepted event applied" },
+      { timeoutMs: 45_000, what: "the aggregator to report no lag and every accepted event applied" },
     );
     assert.ok(sample(metrics, "docservice_usage_events_accepted_total")[0]! >= 8);
     assert.match(metrics, /^docservice_usage_consumer_lag\{partition="0"\} 0$/m);
@@ -91,7 +91,7 @@ describe("telemetry through Kafka", () => {
         const response = await fetch(`http://127.0.0.1:${port}/health`);
         return { status: response.status, body: (await response.json()) as { status: string; error?: string } };
       };
-      await waitFor(async () => (await health(healthy.port)).status === 200, { what: "the aggregator to join its group", timeoutMs: 30_000 });
+      await waitFor(async () => (await health(healthy.port)).status === 200, { what: "the aggregator to join its group", timeoutMs: 90_000 });
       const down = await health(unreachable.port);
       assert.equal(down.status, 503);
       assert.equal(down.body.status, "down");

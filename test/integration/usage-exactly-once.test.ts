@@ -97,7 +97,7 @@ describe("usage counted exactly once through Kafka, by offsets", () => {
       },
     });
     aggregate(topic, `group-${topic}`, failingAfterApply);
-    await waitFor(async () => failures > 3, { what: "the batch to be redelivered after each failure", timeoutMs: 30_000 });
+    await waitFor(async () => failures > 3, { what: "the batch to be redelivered after each failure", timeoutMs: 90_000 });
     await countedExactly(500, key);
     assert.equal(await redis.hGet(`ds:usage:offsets:${topic}`, "0"), "499");
   });

@@ -82,7 +82,7 @@ export async function startDaemon(spec: DaemonSpec): Promise<Daemon> {
 
   try {
     await waitFor(async () => exitReason !== undefined || (await spec.ready()), {
-      timeoutMs: spec.timeoutMs ?? 10_000,
+      timeoutMs: spec.timeoutMs ?? 60_000,
       what: `${spec.name} to be ready`,
     });
     if (exitReason !== undefined) throw new Error(`${spec.name} stopped during startup (${exitReason})`);

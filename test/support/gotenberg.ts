@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathS
 import { delimiter, dirname, join } from "node:path";
 import { cacheBin } from "./cache.js";
 import { startDaemon } from "./daemon.js";
+import { TEST_CONVERSION_TIMEOUT_S } from "./platform.js";
 import { freePort } from "./ports.js";
 import { waitFor } from "./wait.js";
 
@@ -57,9 +58,9 @@ export async function startGotenberg({ restartAfter = 0 }: GotenbergOptions = {}
         bin,
         "--api-bind-ip", "127.0.0.1",
         "--api-port", String(port),
-        // Its default, 30 s, is shorter than the platform's CONVERSION_TIMEOUT_MS (60 s): a slow
-        // document (poi/deep-table-cell.docx takes 20-30 s here) would be refused by Gotenberg first.
-        "--api-timeout", "60s",
+        // Its default, 30 s, is shorter than a test platform's CONVERSION_TIMEOUT_MS: a slow
+        // document (poi/deep-table-cell.docx takes 10-30 s alone) would be refused by Gotenberg first.
+        "--api-timeout", `${TEST_CONVERSION_TIMEOUT_S}s`,
         "--libreoffice-auto-start", // start LibreOffice now, not on the first conversion
         "--libreoffice-restart-after", String(restartAfter),
         "--gotenberg-graceful-shutdown-duration", "1s",

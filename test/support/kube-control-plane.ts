@@ -48,7 +48,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       const res = await fetch(`http://127.0.0.1:${etcdPort}/health`);
       return res.ok && ((await res.json()) as { health?: string }).health === "true";
     },
-    timeoutMs: 30_000,
+    timeoutMs: 90_000,
   });
   try {
     // The certificates and the kubeconfig go to the API server's temp dir, removed with it.

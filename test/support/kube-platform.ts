@@ -69,7 +69,7 @@ export async function codeFromOutbox(node: KubeNode, namespace: string, email: s
   let mail = "";
   await waitFor(async () => (mail = await kubectl(node, ["exec", "-n", namespace, `deployment/${instance}-keys`, "--", "node", "-e", script])) !== "", {
     what: `the mail to ${email}`,
-    timeoutMs: 30_000,
+    timeoutMs: 90_000,
     intervalMs: 500,
   });
   return codeIn(mail.replace(/=\r?\n/g, ""));

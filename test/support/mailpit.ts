@@ -19,7 +19,7 @@ export interface Mailpit {
   stop(): Promise<void>;
   /**
    * Newest message with `address` in To (exact, case-insensitive), received at
-   * or after `after`; polls until one arrives or `timeoutMs` (default 10 s) passes.
+   * or after `after`; polls until one arrives or `timeoutMs` (default 30 s) passes.
    */
   latestMessageTo(address: string, opts?: { timeoutMs?: number; after?: Date }): Promise<MailMessage>;
   deleteAll(): Promise<void>;
@@ -89,7 +89,7 @@ export async function startMailpit(): Promise<Mailpit> {
     apiUrl,
     stop: () => daemon.stop(),
 
-    async latestMessageTo(address, { timeoutMs = 10_000, after } = {}) {
+    async latestMessageTo(address, { timeoutMs = 30_000, after } = {}) {
       let found: Summary | undefined;
       await waitFor(
         async () => {

@@ -5,6 +5,9 @@ import { call, codeIn } from "./key-flow.js";
 import { freePort } from "./ports.js";
 import { answers, startService, type ServiceProcess } from "./service-process.js";
 
+/** The longest conversion a test platform allows (see startPlatform); Gotenberg's own timeout in the tests matches it. */
+export const TEST_CONVERSION_TIMEOUT_S = 180;
+
 export interface Platform {
   base: string;
   apiKey: string;
@@ -22,7 +25,9 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
   const base = `http://127.0.0.1:${await freePort()}`;
   const process = await startService(
     "all",
-    { HOST: "127.0.0.1", PORT: new URL(base).port, GRPC_PORT: "0", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn", ...env },
+    // CONVERSION_TIMEOUT_MS: the corpus's slowest document (poi/deep-table-cell.docx) takes 10-30 s alone, and beside two
+    // other test files on a slower machine more than the production default of 60 s
+    { HOST: "127.0.0.1", PORT: new URL(base).port, GRPC_PORT: "0", DOCSERVICE_DATA_DIR: dataDir, LOG_LEVEL: "warn", CONVERSION_TIMEOUT_MS: String(TEST_CONVERSION_TIMEOUT_S * 1000), ...env },
     () => answers(`${base}/v1/health`),
   );
   const apiKey = await issueKeyFromOutbox({ base, dataDir }, "platform@example.test");

@@ -56,7 +56,8 @@ export async function startService(role: string, env: Record<string, string>, re
         if (child.exitCode !== null) throw new Error(`${role} exited with ${child.exitCode}:\n${output}`);
         return ready();
       },
-      { what: `${role} to start`, timeoutMs: 30_000 },
+      // a start takes seconds alone; beside two other test files on a machine three times slower, over 30
+      { what: `${role} to start`, timeoutMs: 120_000 },
     );
   } catch (error) {
     child.kill("SIGTERM");
