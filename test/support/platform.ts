@@ -52,7 +52,7 @@ export async function issueKeyFromOutbox(platform: Pick<Platform, "base" | "data
 }
 
 /** POSTs a file to /v1/convert as multipart/form-data. */
-export async function convertFile(platform: Platform, bytes: Buffer, filename: string, from: string, options: Record<string, string> = {}): Promise<Response> {
+export async function convertFile(platform: Pick<Platform, "base" | "apiKey">, bytes: Buffer, filename: string, from: string, options: Record<string, string> = {}): Promise<Response> {
   const form = new FormData();
   form.append("file", new Blob([bytes]), filename);
   const query = new URLSearchParams({ from, ...options });
