@@ -4,7 +4,6 @@
 // signed by /v1/sign, DOCX from the other formats, and the rules of the
 // parameters.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -13,6 +12,7 @@ import { CORPUS_DIR, corpusDocxPaths, corpusFile } from "../support/corpus.js";
 import { docxFileText } from "../support/docx-text.js";
 import { pdfText } from "../support/pdf-tools.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
+import { runCommand } from "../support/run-command.js";
 import { postJson, signBody, signedPdfOf } from "../support/sign-requests.js";
 import { describePdfAResult, validateMany, validatePdfA } from "../support/verapdf.js";
 
@@ -132,7 +132,9 @@ describe("POST /v1/convert: PDF/A, PDF/UA and DOCX output", () => {
     for (const [from, filter] of [["odt", "odt"], ["doc", "doc:MS Word 97"]] as const) {
       const input = join(scratch, "roundtrip.docx");
       writeFileSync(input, docx);
-      execFileSync("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", filter, "--outdir", scratch, input], { stdio: "ignore", timeout: 120_000 });
+      // run without blocking this process: its keep-alive connection to the platform stays one it watches
+      const written = await runCommand("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", filter, "--outdir", scratch, input], { timeoutMs: 120_000 });
+      assert.equal(written.code, 0, written.output);
       const response = await convertFile(platform, readFileSync(join(scratch, `roundtrip.${from}`)), `roundtrip.${from}`, from, { to: "docx" });
       assert.equal(response.status, 200, `${from}: ${response.status === 200 ? "" : await response.text()}`);
       assert.ok(docxFileText(Buffer.from(await response.arrayBuffer())).includes(words), `${from}: "${words}" is missing from the DOCX`);

@@ -85,7 +85,9 @@ describe("traces of one process (a key in SoftHSM2, a TSA)", () => {
       body: JSON.stringify(signBody(makeDocx(["Traced."]))),
     });
     assert.equal(signed.status, 200, await signed.text());
-    const spans = await collector.waitForSpans((all) => all.some((s) => s.traceId === caller.traceId && s.name === "pkcs11 sign") && all.some((s) => s.traceId === caller.traceId && s.name === "POST /v1/sign"));
+    // every span asserted below: the worker's and the main thread's arrive in batches of their own
+    const expected = ["POST /v1/sign", "convert", "signing worker: sign", "pkcs11 sign", "tsa request"];
+    const spans = await collector.waitForSpans((all) => expected.every((name) => all.some((s) => s.traceId === caller.traceId && s.name === name)));
     const ofTrace = spans.filter((s) => s.traceId === caller.traceId);
     const named = (name: string) => spanNamed(ofTrace, name);
     const route = named("POST /v1/sign");
