@@ -91,8 +91,8 @@ const BRIDGED = MODULES.flatMap((module) => (module.service ? bridgedMethods({ .
 
 describe("a hostile client against the embedded platform", { timeout: 15 * 60_000 }, () => {
   before(async () => {
-    // Made before any connection is open: made here the burst's body held this process's event loop for seconds, and the
-    // next request went out on a keep-alive connection the platform was closing meanwhile (a broken pipe)
+    // Made before any connection is open: made just before the burst, it held this process's event loop for seconds
+    // while keep-alive connections to the platform were open, and a request of the burst failed with a broken pipe
     largeSignBody = JSON.stringify(signBody(await noisePdf(1, 24 * MB)));
     grpcPort = await freePort();
     platform = await startPlatform({
