@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -9,6 +8,7 @@ import { MAX_HTML_NESTING, MAX_MARKDOWN_NESTING } from "../../services/conversio
 import { makeDocx, zipBombDocx } from "../support/docx-fixtures.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
 import { corpusFile, corpusPath } from "../support/corpus.js";
+import { runCommand } from "../support/run-command.js";
 
 const corpus = corpusFile;
 const MAX_BYTES = 2 * 1024 * 1024;
@@ -42,8 +42,9 @@ describe("POST /v1/convert (local LibreOffice pool)", () => {
     const pdf = Buffer.from(await response.arrayBuffer());
     const file = join(scratch, "out.pdf");
     writeFileSync(file, pdf);
-    execFileSync("qpdf", ["--check", file]);
-    assert.equal(execFileSync("qpdf", ["--show-npages", file]).toString().trim(), "10");
+    const checked = await runCommand("qpdf", ["--check", file], { timeoutMs: 60_000 });
+    assert.equal(checked.code, 0, checked.output);
+    assert.equal((await runCommand("qpdf", ["--show-npages", file], { timeoutMs: 60_000 })).output.trim(), "10");
   });
 
   test("the other formats LibreOffice converts well", async () => {
@@ -61,7 +62,10 @@ describe("POST /v1/convert (local LibreOffice pool)", () => {
   });
 
   test("a legacy .doc converts with from=doc and is refused as docx", async () => {
-    execFileSync("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", "doc", "--outdir", scratch, corpusPath("table.docx")], { stdio: "ignore" });
+    // run without blocking this process: its keep-alive connection to the platform stays one it watches (blocked
+    // past the server's keep-alive timeout, it would send the next request on a connection the server had closed)
+    const written = await runCommand("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", "doc", "--outdir", scratch, corpusPath("table.docx")], { timeoutMs: 120_000 });
+    assert.equal(written.code, 0, written.output);
     const doc = readFileSync(join(scratch, "table.doc"));
     assert.equal((await convertFile(platform, doc, "table.doc", "doc")).status, 200);
     const asDocx = await convertFile(platform, doc, "table.doc", "docx");

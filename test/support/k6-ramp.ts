@@ -1,6 +1,7 @@
 /**
  * Runs loadtest/scenarios/ramp.js (sign, convert and collect at once, each
- * following stages of its own) and reads k6's per-request output, so that a
+ * following stages of its own: rates, virtual users sending back to back, or
+ * both) and reads k6's per-request output, so that a
  * test can judge the load window by window: rate, p95 and failures per route,
  * against what the cluster did at the same moment.
  */
@@ -17,10 +18,20 @@ export type Route = (typeof ROUTES)[number];
 /** What each route answers when it does its work. */
 export const EXPECTED_STATUS: Record<Route, number> = { sign: 200, convert: 200, collect: 202 };
 
-/** A stage: from the rate before it (0 at the start), linearly to `rate` requests per second over `seconds`. */
+/**
+ * A stage: from the target before it (0 at the start), linearly to `target`
+ * over `seconds`. A rate's target is requests per second; a number of users',
+ * virtual users (whole), each sending the route's requests back to back.
+ */
 export interface Stage {
-  rate: number;
+  target: number;
   seconds: number;
+}
+
+/** A route's load: requests at a rate, virtual users sending back to back, or both at once (each timed from the start). */
+export interface RouteLoad {
+  rates?: Stage[];
+  users?: Stage[];
 }
 
 export interface RampRequest {
@@ -55,26 +66,28 @@ export interface Ramp {
   done: Promise<RampResult>;
 }
 
-/** The rate a route's stages set `atS` seconds into the ramp. */
-export function rateAt(stages: Stage[], atS: number): number {
+/** The target stages set `atS` seconds into the ramp (0 without stages). */
+export function targetAt(stages: Stage[] = [], atS: number): number {
   let from = 0;
   let start = 0;
-  for (const { rate, seconds } of stages) {
-    if (atS < start + seconds) return from + ((rate - from) * (atS - start)) / seconds;
-    from = rate;
+  for (const { target, seconds } of stages) {
+    if (atS < start + seconds) return from + ((target - from) * (atS - start)) / seconds;
+    from = target;
     start += seconds;
   }
   return from;
 }
 
-/** Starts k6 with `env` (BASE_URL, API_KEY, PDF_FILE, DOCX_FILE, LICENSE_KEY, …) and each route's stages. */
-export function startRamp(k6: string, stages: Partial<Record<Route, Stage[]>>, env: Record<string, string>): Ramp {
+/** Starts k6 with `env` (BASE_URL, API_KEY, PDF_FILE, DOCX_FILE, LICENSE_KEY, …) and each route's load. */
+export function startRamp(k6: string, load: Partial<Record<Route, RouteLoad>>, env: Record<string, string>): Ramp {
   const dir = mkdtempSync(join(tmpdir(), "docservice-ramp-"));
   const points = join(dir, "points.json");
   const variables: Record<string, string> = { ...env };
+  const asVariable = (stages: Stage[]) => stages.map(({ target, seconds }) => `${target}:${seconds}`).join(",");
   for (const route of ROUTES) {
-    const routeStages = stages[route];
-    if (routeStages) variables[`${route.toUpperCase()}_STAGES`] = routeStages.map(({ rate, seconds }) => `${rate}:${seconds}`).join(",");
+    const { rates, users } = load[route] ?? {};
+    if (rates) variables[`${route.toUpperCase()}_STAGES`] = asVariable(rates);
+    if (users) variables[`${route.toUpperCase()}_USER_STAGES`] = asVariable(users);
   }
   const args = ["run", "--quiet", "--no-color", "--no-usage-report", "--summary-mode=disabled", "--out", `json=${points}`];
   for (const [name, value] of Object.entries(variables)) args.push("-e", `${name}=${value}`);
@@ -113,7 +126,8 @@ async function readRequests(file: string, startedAt: number): Promise<Omit<RampR
   for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
     if (!line.includes('"type":"Point"')) continue;
     const { metric, data } = JSON.parse(line) as K6Point;
-    const route = data.tags?.scenario as Route | undefined;
+    // a route's scenarios: its rate's, named after it, and its users', "<route>_users"
+    const route = data.tags?.scenario?.replace(/_users$/, "") as Route | undefined;
     if (!route || !ROUTES.includes(route)) continue;
     if (metric === "dropped_iterations") dropped.push({ route, atMs: Date.parse(data.time) - startedAt, count: data.value });
     else if (metric === "http_req_duration") {
