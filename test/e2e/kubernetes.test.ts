@@ -512,11 +512,10 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       collect: { peak: 20 * scale, after: 20 * scale },
     };
     // up, held at the peak, then at half a pod's worth while every Deployment rolls and the autoscalers take pods away; the
-    // peak outlasts the surge (the last added pod ready at 80-105 s) by the time the first conversion pod takes to work off
-    // the queue it built alone (10-30 s, the gateway's connections renewed every 15 s), RECOVERED_S, and a margin
+    // peak outlasts the surge (the last added pod ready at 80-105 s) by RECOVERED_S and a margin.
     // On a slower machine the after-load lasts longer: the rollout's pods start slower, and an HPA counts a pod not yet
     // scraped at its target when it would scale down, so signing's fewer pods come only once its last new pod has metrics
-    // and the 45 s window has passed (with 105 s, signing rolled at 249 s and stayed at 5 pods until the load ended)
+    // and the 45 s window has passed (with 105 s, signing rolled late and stayed at 5 pods until the load ended)
     const phases = { rampS: 60, peakS: 110, afterS: scale < 1 ? SLOW_MACHINE_AFTER_S : 105 };
     const atRates = (rate: { peak?: number; after: number }): Stage[] => [
       { target: rate.peak ?? 0, seconds: phases.rampS },
