@@ -28,7 +28,7 @@ import { convertCold } from "../../services/conversion/cold-conversion.js";
 import { PDF } from "../../services/conversion/convert-target.js";
 import { libreOfficeExport } from "../../services/conversion/libreoffice-export.js";
 import { formatByName } from "../../services/conversion/source-format.js";
-import { docFromDocx } from "../support/doc-from-docx.js";
+import { docFromDocx } from "../support/written-by-libreoffice.js";
 import { docxFileText } from "../support/docx-text.js";
 import { startGotenberg } from "../support/gotenberg.js";
 import { pdfText, tool } from "../support/pdf-tools.js";

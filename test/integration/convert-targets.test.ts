@@ -12,7 +12,7 @@ import { CORPUS_DIR, corpusDocxPaths, corpusFile } from "../support/corpus.js";
 import { docxFileText } from "../support/docx-text.js";
 import { pdfText } from "../support/pdf-tools.js";
 import { convertFile, startPlatform, type Platform } from "../support/platform.js";
-import { runCommand } from "../support/run-command.js";
+import { writtenByLibreOffice } from "../support/written-by-libreoffice.js";
 import { postJson, signBody, signedPdfOf } from "../support/sign-requests.js";
 import { describePdfAResult, validateMany, validatePdfA } from "../support/verapdf.js";
 
@@ -130,12 +130,7 @@ describe("POST /v1/convert: PDF/A, PDF/UA and DOCX output", () => {
     const words = /[A-Za-z]{4,}/.exec(docxFileText(docx))![0];
     // A DOC and an ODT of the same document, written by LibreOffice from the DOCX: to=docx must bring the text back.
     for (const [from, filter] of [["odt", "odt"], ["doc", "doc:MS Word 97"]] as const) {
-      const input = join(scratch, "roundtrip.docx");
-      writeFileSync(input, docx);
-      // run without blocking this process: its keep-alive connection to the platform stays one it watches
-      const written = await runCommand("soffice", ["--headless", `-env:UserInstallation=file://${scratch}/profile`, "--convert-to", filter, "--outdir", scratch, input], { timeoutMs: 120_000 });
-      assert.equal(written.code, 0, written.output);
-      const response = await convertFile(platform, readFileSync(join(scratch, `roundtrip.${from}`)), `roundtrip.${from}`, from, { to: "docx" });
+      const response = await convertFile(platform, await writtenByLibreOffice(docx, from, filter), `roundtrip.${from}`, from, { to: "docx" });
       assert.equal(response.status, 200, `${from}: ${response.status === 200 ? "" : await response.text()}`);
       assert.ok(docxFileText(Buffer.from(await response.arrayBuffer())).includes(words), `${from}: "${words}" is missing from the DOCX`);
     }

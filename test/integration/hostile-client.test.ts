@@ -92,8 +92,7 @@ const BRIDGED = MODULES.flatMap((module) => (module.service ? bridgedMethods({ .
 
 describe("a hostile client against the embedded platform", { timeout: 15 * 60_000 }, () => {
   before(async () => {
-    // Made before any connection is open: it holds this process's event loop for seconds, which would starve the
-    // connections of the tests (their keep-alive timers, the slow bodies they time)
+    // made once, before any connection is open: the burst and the sign after it send the same body
     largeSignBody = JSON.stringify(signBody(await noisePdf(1, 24 * MB)));
     grpcPort = await freePort();
     platform = await startPlatform({
