@@ -31,6 +31,12 @@ export function versionStatements(root: string): VersionStatement[] {
     statements.push({ place: `${path} version`, version: (JSON.parse(read(root, path)) as { version?: string }).version });
   }
   statements.push({ place: "clients/telemetry/version.ts LIBRARY_VERSION", version: first(read(root, "clients/telemetry/version.ts"), /LIBRARY_VERSION = "([^"]*)"/) });
+  // what a package's README shows of its version (it ships in the tarball): the file `npm pack` writes, a report's libraryVersion
+  for (const dir of clientPackageDirs(root)) {
+    const readme = read(root, join(dir, "README.md"));
+    for (const [, version] of readme.matchAll(new RegExp(`docservice-[a-z-]+-(${SEMVER.source})\\.tgz`, "g"))) statements.push({ place: `${dir}/README.md tarball name`, version });
+    for (const [, version] of readme.matchAll(/"libraryVersion":"([^"]*)"/g)) statements.push({ place: `${dir}/README.md libraryVersion`, version });
+  }
   const chart = read(root, "charts/docservice-operator/Chart.yaml");
   statements.push(
     { place: "charts/docservice-operator/Chart.yaml version", version: first(chart, /^version:\s*"?([^"\s]+)"?\s*$/m) },

@@ -1,7 +1,7 @@
 /**
- * The documentation as a newcomer meets it: every shell example of README.md
- * and docs/ runs, every link inside the repository leads somewhere, and the
- * README stays short.
+ * The documentation as a newcomer meets it: every shell example of README.md,
+ * docs/ and the other READMEs (packages, chart, load tests, benchmarks) runs,
+ * every link inside the repository leads somewhere, and the README stays short.
  *
  * Every ```sh (or bash, shell) block runs as printed, under
  * `bash -c 'set -euo pipefail; …'`, against one embedded platform this test
@@ -65,8 +65,9 @@ const readmesUnder = (dir: string) =>
     .map((name) => join(dir, name, "README.md"))
     .filter((path) => existsSync(join(ROOT, path)));
 
-const EXAMPLE_PAGES = ["README.md", ...markdownFilesUnder(ROOT, "docs")];
-const LINKING_PAGES = [...EXAMPLE_PAGES, "bench/README.md", "CHANGELOG.md", ...readmesUnder("clients"), ...readmesUnder("charts")];
+// every page a reader follows: the README, docs/, and the READMEs of the packages, the chart, the load tests and the benchmarks
+const EXAMPLE_PAGES = ["README.md", ...markdownFilesUnder(ROOT, "docs"), ...readmesUnder("clients"), ...readmesUnder("charts"), "loadtest/README.md", "bench/README.md"];
+const LINKING_PAGES = [...EXAMPLE_PAGES, "CHANGELOG.md"];
 const examples = EXAMPLE_PAGES.flatMap((file) => codeBlocks(ROOT, file)).filter((block) => SHELLS.has(block.language));
 const notRunReason = (block: CodeBlock) => /^not-run:\s*(.*)$/.exec(block.attributes)?.[1];
 const where = (block: CodeBlock) => `${block.file}:${block.line}`;

@@ -28,15 +28,22 @@ describe("release:check", () => {
     assert.ok(statements.some((s) => s.place === "CHANGELOG.md newest release" && s.version === version));
   });
 
-  test("a chart, a package or a changelog left behind is named", () => {
+  test("a chart, a package, its README or a changelog left behind is named", () => {
     const edit = (path: string, from: RegExp, to: string) => writeFileSync(join(copy, path), readFileSync(join(copy, path), "utf8").replace(from, to));
     assert.deepEqual(disagreements(versionStatements(copy)), []);
     edit("charts/docservice-operator/Chart.yaml", /^appVersion: .*$/m, 'appVersion: "0.0.9"');
     edit("clients/telemetry/package.json", /"version": "[^"]+"/, '"version": "9.9.9"');
+    edit("clients/telemetry/README.md", /docservice-telemetry-[^/\s]+\.tgz/g, "docservice-telemetry-0.0.5.tgz");
     edit("CHANGELOG.md", /^## \[[^\]]+\] - /m, "## [Unreleased]\n\n## [0.0.1] - ");
     assert.deepEqual(
       disagreements(versionStatements(copy)).map((s) => `${s.place} ${s.version}`),
-      ["clients/telemetry/package.json version 9.9.9", "charts/docservice-operator/Chart.yaml appVersion 0.0.9", "CHANGELOG.md newest release 0.0.1"],
+      [
+        "clients/telemetry/package.json version 9.9.9",
+        "clients/telemetry/README.md tarball name 0.0.5",
+        "clients/telemetry/README.md tarball name 0.0.5",
+        "charts/docservice-operator/Chart.yaml appVersion 0.0.9",
+        "CHANGELOG.md newest release 0.0.1",
+      ],
     );
   });
 });
