@@ -31,11 +31,12 @@ export function versionStatements(root: string): VersionStatement[] {
     statements.push({ place: `${path} version`, version: (JSON.parse(read(root, path)) as { version?: string }).version });
   }
   statements.push({ place: "clients/telemetry/version.ts LIBRARY_VERSION", version: first(read(root, "clients/telemetry/version.ts"), /LIBRARY_VERSION = "([^"]*)"/) });
-  // what a package's README shows of its version (it ships in the tarball): the file `npm pack` writes, a report's libraryVersion
-  for (const dir of clientPackageDirs(root)) {
-    const readme = read(root, join(dir, "README.md"));
-    for (const [, version] of readme.matchAll(new RegExp(`docservice-[a-z-]+-(${SEMVER.source})\\.tgz`, "g"))) statements.push({ place: `${dir}/README.md tarball name`, version });
-    for (const [, version] of readme.matchAll(/"libraryVersion":"([^"]*)"/g)) statements.push({ place: `${dir}/README.md libraryVersion`, version });
+  // what the pages a reader follows show of the version (a package's README ships in its tarball): the file `npm pack` writes, a report's libraryVersion
+  const docs = readdirSync(join(root, "docs"), { recursive: true }).map(String).filter((file) => file.endsWith(".md")).map((file) => join("docs", file));
+  for (const page of ["README.md", ...docs.sort(), ...clientPackageDirs(root).map((dir) => join(dir, "README.md"))]) {
+    const text = read(root, page);
+    for (const [, version] of text.matchAll(new RegExp(`docservice-[a-z-]+-(${SEMVER.source})\\.tgz`, "g"))) statements.push({ place: `${page} tarball name`, version });
+    for (const [, version] of text.matchAll(/"libraryVersion":"([^"]*)"/g)) statements.push({ place: `${page} libraryVersion`, version });
   }
   const chart = read(root, "charts/docservice-operator/Chart.yaml");
   statements.push(

@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 describe("release:check", () => {
   const copy = mkdtempSync(join(tmpdir(), "docservice-release-check-"));
   after(() => rmSync(copy, { recursive: true, force: true }));
-  for (const path of ["package.json", "package-lock.json", "clients", "charts/docservice-operator/Chart.yaml", "operator/examples", "Containerfile", "CHANGELOG.md"]) {
+  for (const path of ["package.json", "package-lock.json", "README.md", "docs", "clients", "charts/docservice-operator/Chart.yaml", "operator/examples", "Containerfile", "CHANGELOG.md"]) {
     cpSync(join(ROOT, path), join(copy, path), { recursive: true, filter: (source) => !source.includes("node_modules") && !source.includes("/dist") });
   }
   const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version as string;
@@ -34,11 +34,13 @@ describe("release:check", () => {
     edit("charts/docservice-operator/Chart.yaml", /^appVersion: .*$/m, 'appVersion: "0.0.9"');
     edit("clients/telemetry/package.json", /"version": "[^"]+"/, '"version": "9.9.9"');
     edit("clients/telemetry/README.md", /docservice-telemetry-[^/\s]+\.tgz/g, "docservice-telemetry-0.0.5.tgz");
+    edit("docs/client-libraries.md", /docservice-cli-[^/\s]+\.tgz/g, "docservice-cli-0.0.6.tgz");
     edit("CHANGELOG.md", /^## \[[^\]]+\] - /m, "## [Unreleased]\n\n## [0.0.1] - ");
     assert.deepEqual(
       disagreements(versionStatements(copy)).map((s) => `${s.place} ${s.version}`),
       [
         "clients/telemetry/package.json version 9.9.9",
+        "docs/client-libraries.md tarball name 0.0.6",
         "clients/telemetry/README.md tarball name 0.0.5",
         "clients/telemetry/README.md tarball name 0.0.5",
         "charts/docservice-operator/Chart.yaml appVersion 0.0.9",
