@@ -13,6 +13,7 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { makeDocx } from "../../test/support/docx-fixtures.js";
+import { codeBlocks } from "../../test/support/markdown.js";
 import { installPackedTelemetryClient, plainEnv, telemetryManifest, typecheckConsumer, type PackedPackage, type PackResult } from "../../test/support/packed-package.js";
 import { wordTimestamp } from "./index.js";
 import { corpusDocx, expectedId, partText } from "./test/docx.js";
@@ -132,7 +133,7 @@ describe("the packed @docservice/telemetry tarball", { timeout: 180_000 }, () =>
     assert.deepEqual(JSON.parse(stdout), ["function", "function", manifest.version]);
   });
 
-  test("its declarations type-check a strict consumer under node10, node16, NodeNext (browser and Node) and bundler resolution", async () => {
+  test("its declarations type-check a strict consumer, and its README's example as printed, under node10, node16, NodeNext (browser and Node) and bundler resolution", async () => {
     const consumer = `import { computeDocumentId, createUsageTracker, stampDocument, type DocumentIdentity, type MetadataDrop, type TelemetryDebugEvent, type UsageTracker } from "${manifest.name}";
 
 const bytes: Uint8Array = stampDocument(new Uint8Array(0), { documentGuid: "guid", now: new Date() });
@@ -148,7 +149,11 @@ createUsageTracker({ telemetry: { metadata: { tenant: "t1", user: null, ctx: { p
 createUsageTracker({ telemetry: { metadata: "tenant-1" } });
 export { id, created, opened, wrong };
 `;
-    const read = await typecheckConsumer(project, manifest.name, consumer);
+    // the README that ships in the tarball: its example as a front end copies it, given the bytes it names
+    const [example] = codeBlocks(installed, "README.md").filter((block) => block.language === "ts");
+    assert.ok(example?.code.includes(`from "${manifest.name}"`), "the README's TypeScript example imports the package");
+    const readmeExample = `declare const docxBytes: Uint8Array;\ndeclare const exportedBytes: Uint8Array;\n${example.code}\nexport {};\n`;
+    const read = await typecheckConsumer(project, manifest.name, consumer, { "readme-example.ts": readmeExample });
     for (const [config, files] of Object.entries(read)) {
       assert.ok(files.some((file) => file.endsWith("/dist/index.d.ts")), `${config}: ${files.join(", ")}`);
       assert.ok(files.every((file) => file.endsWith(".d.ts")), `${config} read only declarations: ${files.join(", ")}`);
