@@ -33,17 +33,20 @@ rm -rf "$outputs"
 [[ $failed -eq 0 ]] || { echo "a check before the tests failed (above)" >&2; exit 1; }
 
 # Three files run at a time (with two, a fifth of the two cores stayed idle,
-# the files waiting on LibreOffice, Kafka and the API server), in the order of
-# their paths (the runner sorts them, whatever order they are given in); the
-# two files that start a Kubernetes node take turns on it
-# (test/support/kube-node-host.ts), and a load test has the machine to itself
-# while it runs (test/support/machine-share.ts, loaded into each file).
-mapfile -t tests < <(find services test clients operator -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-# A test that hangs fails after 15 minutes (the slowest suite, the Kubernetes
-# node's, takes about 6), and a file whose tests are done exits even if a
-# client it left open would keep it alive: either would otherwise hold the
-# whole run until CI's limit, without saying which test it was. Each file's
-# process writes its results to the runner blocking (scripts/test-child-stdout.ts):
-# with --test-force-exit, what the runner had not read yet was lost, and the run
-# stayed green with fewer tests (nodejs/node#64833).
-node --import tsx --import ./scripts/test-child-stdout.ts --import ./test/support/machine-share.ts --test --test-reporter=spec --test-concurrency=3 --test-timeout=900000 --test-force-exit "${tests[@]}"
+# the files waiting on LibreOffice, Kafka and the API server; with four, a load
+# test's thresholds broke): the files under test/ (end-to-end and integration,
+# up to minutes each) first, then the unit files of services/, clients/ and
+# operator/ (seconds each), which end the run with both cores busy
+# (scripts/run-tests.ts keeps this order). The two files that start a
+# Kubernetes node take turns on it (test/support/kube-node-host.ts), and a load
+# test has the machine to itself while it runs (test/support/machine-share.ts,
+# loaded into each file).
+mapfile -t tests < <(
+  find test -name '*.test.ts' | sort
+  find services clients operator -name '*.test.ts' -not -path '*/node_modules/*' | sort
+)
+# Each file's process writes its results to the runner blocking
+# (scripts/test-child-stdout.ts): with the runner's forced exit of a file whose
+# tests are done, what the runner had not read yet was lost, and the run stayed
+# green with fewer tests (nodejs/node#64833).
+node --import tsx --import ./scripts/test-child-stdout.ts --import ./test/support/machine-share.ts scripts/run-tests.ts "${tests[@]}"

@@ -105,6 +105,8 @@ const SPEED_PROBE_CONVERSIONS = 6;
 const SPEED_TOLERANCE = 0.2;
 /** How often an HPA reads its metrics: kube-controller-manager's default, which the test node keeps. */
 const HPA_SYNC_PERIOD_S = 15;
+/** From an HPA's reading to the replicas it sets: the operator reads the pods' /metrics for it (2 s at most) and the API server forwards it. */
+const HPA_READING_LATENCY_S = 5;
 /** The load after the peak, in seconds, on such a slower machine (see the ramp's phases). */
 const SLOW_MACHINE_AFTER_S = 180;
 /** How long the autoscaling test waits for the test files running beside it to end (the longest takes minutes). */
@@ -494,8 +496,9 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     const scale = speed < 1 - SPEED_TOLERANCE ? speed : 1;
     console.log(`this machine: a conversion in ${conversionS.toFixed(2)} s against ${REFERENCE_CONVERSION_S.toFixed(2)} s where the rates were set, speed ${speed.toFixed(2)}: the ramp's rates × ${scale.toFixed(2)}, its p95 targets ÷ ${scale.toFixed(2)}`);
     // two at a time passed conversion's target: its autoscaler's next reading may add a pod, which the scale-up gate below
-    // would count as the ramp's. It reads the probe, then the quiet after it; then one pod again.
-    await new Promise((resolve) => setTimeout(resolve, 2 * HPA_SYNC_PERIOD_S * 1000));
+    // would count as the ramp's. A reading's demand is the mean since the reading before it (operator/conversion-demand.ts),
+    // so only a reading within one period of the probe's end sees the probe: by then it has added its pod, or none will.
+    await new Promise((resolve) => setTimeout(resolve, (HPA_SYNC_PERIOD_S + HPA_READING_LATENCY_S) * 1000));
     await waitFor(
       async () => {
         const conversion = await get("deployment", "docservice-conversion");
