@@ -452,18 +452,22 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
   test("autoscaling under a k6 ramp through the gateway's Service: signing and conversion scale up past one pod's capacity and p95 recovers, a rolling update of every Deployment and a scale-down fail no request, usage exact", { timeout: ALONE_WITHIN_MS + 15 * 60_000 }, async () => {
     assert.ok(production, "the production-shape test ran");
     const { licenseKey, adminToken } = production;
-    // the ramp is sized to the machine's two cores: beside another test file, neither its rates nor the p95 targets could hold
-    // (held on through the next test's sending of reports)
     const asked = Date.now();
-    await (machineAlone ??= haveMachineAlone(ALONE_WITHIN_MS));
-    console.log(`the machine to the ramp alone once the other test files running had ended, ${((Date.now() - asked) / 1000).toFixed(0)} s after the ramp's test began`);
-    // conversion's signal is its demand, served by the operator as an external metric that the API server forwards
+    // conversion's signal is its demand, served by the operator as an external metric that the API server forwards.
+    // Read while the other test files end, not just before the speed probe below: each reading's mean spans back to the
+    // reading before it, so the autoscaler's first reading after ours would average the probe over a few seconds, pass
+    // conversion's target and add a pod, which the ramp would then wait to see leave.
     const metricPath = `/apis/external.metrics.k8s.io/v1beta1/namespaces/${NAMESPACE}/docservice_conversion_demand?labelSelector=${encodeURIComponent("app.kubernetes.io/instance=docservice")}`;
     const demand = async () => JSON.parse(await k(["get", "--raw", metricPath])).items[0].value as string;
     await waitFor(async () => (await demand().catch(() => undefined)) === "0", { what: "the conversion demand through the API server, 0 at rest", timeoutMs: 120_000, intervalMs: 2000 });
+    const demandReadAt = Date.now();
     const conversionHpa = await get("hpa", "docservice-conversion");
     assert.deepEqual(conversionHpa.spec.metrics.map((m: any) => [m.type, m.external?.metric?.name]), [["External", "docservice_conversion_demand"]]);
     assert.equal((await get("hpa", "docservice-signing")).spec.metrics[0].resource.name, "cpu");
+    // the ramp is sized to the machine's two cores: beside another test file, neither its rates nor the p95 targets could hold
+    // (held on through the next test's sending of reports)
+    await (machineAlone ??= haveMachineAlone(ALONE_WITHIN_MS));
+    console.log(`the machine to the ramp alone once the other test files running had ended, ${((Date.now() - asked) / 1000).toFixed(0)} s after the ramp's test began`);
 
     // the platform's images under a second tag, as a release would bring
     const next = `${VERSION}-next`;
@@ -485,6 +489,8 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       const body = Buffer.from(await converted.arrayBuffer());
       assert.equal(converted.status, 200, body.toString());
     };
+    // the autoscaler's own reading between ours and the probe, when the files ended sooner than that (see above)
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, demandReadAt + (HPA_SYNC_PERIOD_S + HPA_READING_LATENCY_S) * 1000 - Date.now())));
     await convertOnce();
     // two at a time: the next conversion waits in the pod while one converts, so the pod is never idle between them
     const probeStarted = performance.now();
@@ -506,6 +512,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       },
       { what: "conversion back to one pod after the probe", timeoutMs: 180_000, intervalMs: 2000 },
     );
+    console.log(`the ramp starts ${((Date.now() - asked) / 1000).toFixed(0)} s after its test began`);
     // One pod's capacity here: signing's, the profile's per-core capacity times the pod's CPU; conversion's, as measured;
     // both times this machine's speed. Signing's load goes to PEAK_FACTOR times it.
     const onePod = { sign: profile.components.signing!.requestsPerSecond * POD_CPU.signing * scale, convert: CONVERSION_POD_RATE * scale };
