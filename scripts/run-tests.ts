@@ -12,9 +12,9 @@ if (files.length === 0) throw new Error("usage: run-tests.ts <test file>...");
 run({
   files,
   concurrency: 3,
-  // A test that hangs fails after 15 minutes (the slowest suite, the Kubernetes node's, takes about 6), and a file whose
-  // tests are done exits even if a client it left open would keep it alive: either would otherwise hold the whole run
-  // until CI's limit, without saying which test it was.
+  // A test that hangs fails after 15 minutes (the longest, the autoscaling ramp, takes about 6 and sets its own), and a
+  // file whose tests are done exits even if a client it left open would keep it alive: either would otherwise hold the
+  // whole run until CI's limit, without saying which test it was.
   timeout: 15 * 60_000,
   forceExit: true,
 })
