@@ -1,8 +1,7 @@
-// npm test's runner (scripts/test.sh): node:test over the files given, in the order given, three
-// at a time. `node --test` sorts its files by path, which left the last half-minute of a run to
-// one integration file that mostly waits, alone on a two-core machine; given here the integration and
-// end-to-end files first, the short unit files end the run and keep both cores busy to its end.
-// The --import flags this process is started with reach every file's process, as with `node --test`.
+// npm test's runner (scripts/test.sh): node:test over the files given, three at a time, in the order
+// given; `node --test` sorts its files by path, which would undo the order scripts/test.sh chooses
+// (and says why). The --import flags this process is started with reach every file's process, as
+// with `node --test`.
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 
