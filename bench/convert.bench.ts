@@ -135,13 +135,6 @@ async function closedLoop(platform: Platform, docs: Doc[], backend: string, conc
   return { latencies, wallMs, timeBounded };
 }
 
-/** The `node services/main.ts all` child this process started (startPlatform does not expose it). */
-function platformPid(before: Set<number>): number {
-  const candidates = descendants(process.pid).filter((pid) => !before.has(pid) && commandLine(pid).includes("services/main.ts all"));
-  if (candidates.length !== 1) throw new BenchError(`expected one new platform process, found ${candidates.length}`);
-  return candidates[0];
-}
-
 /** Other people's jobs on this 2-core machine skew the timings: wait for a quiet moment, and say so. */
 async function quiet(before: string): Promise<void> {
   const result = await waitQuiet({ maxBusy: QUIET_MAX_BUSY, timeoutMs: QUIET_TIMEOUT_MS });
@@ -163,9 +156,8 @@ async function runBackend(backend: "local" | "gotenberg", docs: Doc[]): Promise<
       gotenberg = await startGotenberg({ restartAfter: GOTENBERG_RESTART_AFTER });
       env.GOTENBERG_URL = gotenberg.url;
     }
-    const before = new Set(descendants(process.pid));
     platform = await startPlatform(env);
-    const pid = platformPid(before);
+    const pid = platform.process.pid;
     const started = platform;
     // The local pool starts in the background; /v1/health is 200 once one instance is up.
     await waitFor(async () => (await fetch(`${started.base}/v1/health`)).status === 200, { what: `${backend} conversion backend healthy`, timeoutMs: 90_000, intervalMs: 200 });

@@ -5,7 +5,6 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { commandLine, descendants } from "../bench/support/processes.js";
 import { cacheBin } from "../test/support/cache.js";
 import { startPlatform } from "../test/support/platform.js";
 import { freePort } from "../test/support/ports.js";
@@ -35,8 +34,7 @@ export async function startEmbeddedTarget(fixtureDir: string): Promise<Target> {
   });
   try {
     await waitFor(async () => (await fetch(`${platform.base}/v1/health`)).status === 200, { what: "every backend to be healthy", timeoutMs: 120_000, intervalMs: 250 });
-    const pid = descendants(process.pid).find((p) => commandLine(p).includes("services/main.ts all"));
-    if (pid === undefined) throw new Error("the platform process was not found among this process's children");
+    const pid = platform.process.pid;
     const fixtures = await writeFixtures(fixtureDir);
     const env = { BASE_URL: platform.base, GRPC_ADDR: `127.0.0.1:${grpcPort}`, API_KEY: platform.apiKey, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PROTO_DIR: join(ROOT, "proto"), ...fixtures.env };
     console.log(`platform ready (pid ${pid}, ${platform.base}, gRPC ${env.GRPC_ADDR})`);

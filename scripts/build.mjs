@@ -6,18 +6,27 @@
 //   node dist/operator/main.js
 //
 // Beside the JavaScript it writes OUT_DIR/package.json ("type": "module", the
-// version services/core/version.ts reads at ../../package.json) and copies the
-// files the code reads next to itself at runtime (the operator's default
-// sizing profile), so OUT_DIR needs only node_modules beside or above it.
+// version services/core/version.ts reads at ../../package.json, and a digest
+// of the sources it was built from) and copies the files the code reads next
+// to itself at runtime (the operator's default sizing profile), so OUT_DIR
+// needs only node_modules beside or above it.
+//
+// `--when-stale` builds only when the sources' digest differs from OUT_DIR's,
+// one build at a time (flock on OUT_DIR.lock): the tests run the services they
+// start from dist/ (test/support/compiled-platform.ts), and several test files
+// may ask at once.
 // Plain JavaScript, run by the pinned Node 24 (scripts/with-node.sh).
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const out = resolve(ROOT, process.argv[2] ?? "dist");
+const args = process.argv.slice(2);
+const whenStale = args.includes("--when-stale");
+const out = resolve(ROOT, args.find((arg) => !arg.startsWith("--")) ?? "dist");
 /**
  * Files the compiled code reads relative to its own location (source path,
  * relative to the root): the operator's sizing profile, and the API reference
@@ -34,6 +43,34 @@ const ASSETS = [
 ];
 
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+/** Every file the build reads from the checkout: the compiled trees (tests excluded, as tsconfig.build.json does), their configuration, the assets and this script. */
+function sourceFiles() {
+  const files = ["package.json", "tsconfig.json", "tsconfig.build.json", "scripts/build.mjs", ...ASSETS];
+  for (const tree of ["services", "gen", "operator"]) {
+    for (const entry of readdirSync(join(ROOT, tree), { recursive: true, withFileTypes: true })) {
+      if (entry.isFile() && !entry.name.endsWith(".test.ts")) files.push(relative(ROOT, join(entry.parentPath, entry.name)));
+    }
+  }
+  return files.sort();
+}
+
+function sourcesDigest() {
+  const hash = createHash("sha256");
+  for (const file of sourceFiles()) hash.update(`${file}\0`).update(readFileSync(join(ROOT, file))).update("\0");
+  return hash.digest("hex");
+}
+
+const sources = sourcesDigest();
+if (whenStale) {
+  if (!process.env.DOCSERVICE_BUILD_LOCKED) {
+    // the test file that waited for the lock then finds the build current
+    const locked = spawnSync("flock", [`${out}.lock`, process.execPath, ...process.argv.slice(1)], { stdio: "inherit", env: { ...process.env, DOCSERVICE_BUILD_LOCKED: "1" } });
+    process.exit(locked.status ?? 1);
+  }
+  const previous = join(out, "package.json");
+  if (existsSync(previous) && JSON.parse(readFileSync(previous, "utf8")).docserviceSources === sources) process.exit(0);
+}
 
 // OUT_DIR is emptied first; refuse to empty anything but an earlier build.
 if (existsSync(out) && readdirSync(out).length > 0) {
@@ -66,6 +103,7 @@ const manifest = {
   type: "module",
   engines: pkg.engines,
   docserviceBuild: true,
+  docserviceSources: sources,
 };
 writeFileSync(join(out, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
 

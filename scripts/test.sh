@@ -11,10 +11,12 @@ bash scripts/ensure-deps.sh
 bash scripts/testenv/setup.sh
 
 # The checks before the tests run side by side (each keeps one core busy);
-# each one's output is printed whole, in this order.
+# each one's output is printed whole, in this order. The build is the code the
+# tests start the platform's processes from (test/support/compiled-platform.ts).
 checks=(
   "bash scripts/check-generated.sh"
   "npx tsc -p tsconfig.json && echo 'types check'"
+  "node scripts/build.mjs --when-stale"
   "node --import tsx scripts/release-check.ts"
   "node --import tsx scripts/third-party-licenses.ts check"
 )

@@ -15,6 +15,7 @@ import { CRD } from "../../operator/crd.js";
 import { CRD_FILE } from "../../operator/crd-yaml.js";
 import type { SizingProfile } from "../../operator/sizing.js";
 import { VERSION } from "../../services/core/version.js";
+import { compiled } from "../support/compiled-platform.js";
 import { startKafka, type KafkaBroker } from "../support/kafka.js";
 import { kedaCrdsFile, kubectl, prometheusOperatorCrdsFile, startKubeApiServer, waitForCrds, type KubeApiServer } from "../support/kube.js";
 import { waitFor } from "../support/wait.js";
@@ -45,7 +46,7 @@ describe("DocService operator", () => {
 
   function startOperator(identity: string): Operator {
     let output = "";
-    const child = spawn(process.execPath, ["--import", "tsx", "operator/main.ts"], {
+    const child = spawn(process.execPath, [compiled("operator/main.js")], {
       cwd: ROOT,
       env: { ...process.env, KUBECONFIG: kube.kubeconfigPath, SIZING_PROFILE: join(dir, "profile.json"), POD_NAME: identity, RESYNC_SECONDS: "2" },
       stdio: ["ignore", "pipe", "pipe"],

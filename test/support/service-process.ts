@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { InternalTransport } from "../../services/access/internal-transport.js";
+import { compiled } from "./compiled-platform.js";
 import { waitFor } from "./wait.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -28,13 +29,14 @@ const running = new Set<ChildProcess>();
 process.on("exit", () => running.forEach((child) => child.kill("SIGTERM")));
 
 /**
- * Runs `services/main.ts <role>` as its own process, the way a split deployment
- * does, and waits until `ready` holds.
+ * Runs the compiled `services/main.ts <role>` (dist/services/main.js, as the
+ * images do) as its own process, the way a split deployment does, and waits
+ * until `ready` holds.
  */
 export async function startService(role: string, env: Record<string, string>, ready: () => Promise<boolean>): Promise<ServiceProcess> {
   // A data directory of its own unless the test shares one, so nothing lands in the checkout.
   const ownDataDir = env.DOCSERVICE_DATA_DIR ? undefined : mkdtempSync(join(tmpdir(), `docservice-${role}-`));
-  const child = spawn(process.execPath, ["--import", "tsx", "services/main.ts", role], {
+  const child = spawn(process.execPath, [compiled("services/main.js"), role], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "info", DOCSERVICE_DATA_DIR: ownDataDir ?? "", DOCSERVICE_INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...env },
     stdio: ["ignore", "pipe", "pipe"],
