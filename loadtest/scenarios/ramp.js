@@ -13,6 +13,11 @@
 //       (0 at the start) to `users` over `seconds`. Both kinds of a route run
 //       at once, each timed from the start
 //   A route without stages gets no load.
+//   CONTROL_URL  optional: from CONTROL_FROM_S seconds into the run, each
+//             virtual user asks it (at most once a second) before its request
+//             whether the load was ended early; once it answers 410, no
+//             iteration sends anything, so the caller (test/support/k6-ramp.ts)
+//             can stop k6 with no request in flight. Tagged "load control".
 //   MAX_VUS   upper bound of virtual users per rate, default 200
 //   PRE_VUS   virtual users per rate made before the load starts, default 10: when
 //             every one is busy, k6 drops the iteration it had to start while it makes
@@ -21,6 +26,8 @@
 // Each route's scenarios are named after it (the users' with "_users" after
 // the route). No thresholds: the caller judges the requests from k6's
 // per-request output (--out json), window by window.
+import exec from "k6/execution";
+import http from "k6/http";
 import { collectRequest, convertRequest, signRequest } from "./lib/requests.js";
 import { hosts } from "./lib/options.js";
 
@@ -68,6 +75,22 @@ for (const route of ["sign", "convert", "collect"]) {
 // it never does: each iteration opens its own connection (which kube-proxy also balances afresh).
 export const options = { scenarios, hosts: hosts(), discardResponseBodies: true, noVUConnectionReuse: true };
 
-export const sign = signRequest();
-export const convert = convertRequest();
-export const collect = collectRequest();
+const CONTROL_URL = __ENV.CONTROL_URL || "";
+const CONTROL_FROM_MS = Number(__ENV.CONTROL_FROM_S || 0) * 1000;
+let ended = false;
+let askedAt = 0;
+
+/** Whether the caller ended the load (CONTROL_URL above); this virtual user's answer is kept for a second. */
+function loadEnded() {
+  if (!CONTROL_URL || ended || exec.instance.currentTestRunDuration < CONTROL_FROM_MS || Date.now() - askedAt < 1000) return ended;
+  askedAt = Date.now();
+  ended = http.get(CONTROL_URL, { tags: { name: "load control" } }).status === 410;
+  return ended;
+}
+
+const signOnce = signRequest();
+const convertOnce = convertRequest();
+const collectOnce = collectRequest();
+export const sign = () => loadEnded() || signOnce();
+export const convert = () => loadEnded() || convertOnce();
+export const collect = () => loadEnded() || collectOnce();

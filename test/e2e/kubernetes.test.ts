@@ -107,8 +107,16 @@ const SPEED_TOLERANCE = 0.2;
 const HPA_SYNC_PERIOD_S = 15;
 /** From an HPA's reading to the replicas it sets: the operator reads the pods' /metrics for it (2 s at most) and the API server forwards it. */
 const HPA_READING_LATENCY_S = 5;
-/** The load after the peak, in seconds, on such a slower machine (see the ramp's phases). */
-const SLOW_MACHINE_AFTER_S = 180;
+/**
+ * The load after the peak, at most, in seconds. It ends sooner, once every
+ * Deployment has rolled, signing and conversion have each scaled down under
+ * it, and no pod is leaving any more. On a slower machine that takes longer:
+ * the rollout's pods start slower, and an HPA counts a pod not yet scraped at
+ * its target when it would scale down, so signing's fewer pods come only once
+ * its last new pod has metrics and the 45 s window has passed (with 105 s,
+ * signing once rolled late and stayed at 5 pods until the load ended).
+ */
+const AFTER_LOAD_MAX_S = 180;
 /** How long the autoscaling test waits for the test files running beside it to end (the longest takes minutes). */
 const ALONE_WITHIN_MS = 10 * 60_000;
 const profile = JSON.parse(readFileSync(join(ROOT, "loadtest/sizing-profile.json"), "utf8")) as SizingProfile;
@@ -522,11 +530,8 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       collect: { peak: 20 * scale, after: 20 * scale },
     };
     // up, held at the peak, then at half a pod's worth while every Deployment rolls and the autoscalers take pods away; the
-    // peak outlasts the surge (the last added pod ready at 80-105 s) by RECOVERED_S and a margin.
-    // On a slower machine the after-load lasts longer: the rollout's pods start slower, and an HPA counts a pod not yet
-    // scraped at its target when it would scale down, so signing's fewer pods come only once its last new pod has metrics
-    // and the 45 s window has passed (with 105 s, signing rolled late and stayed at 5 pods until the load ended)
-    const phases = { rampS: 60, peakS: 110, afterS: scale < 1 ? SLOW_MACHINE_AFTER_S : 105 };
+    // peak outlasts the surge (the last added pod ready at 80-105 s) by RECOVERED_S and a margin
+    const phases = { rampS: 60, peakS: 110, afterS: AFTER_LOAD_MAX_S };
     const atRates = (rate: { peak?: number; after: number }): Stage[] => [
       { target: rate.peak ?? 0, seconds: phases.rampS },
       { target: rate.peak ?? 0, seconds: phases.peakS },
@@ -551,8 +556,9 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     };
     const peakEndS = phases.rampS + phases.peakS;
     const rolloutAtS = peakEndS + 5;
-    const loadEndS = rolloutAtS + phases.afterS + 5;
-    const ramp = startRamp(cacheBin("k6"), load, {
+    /** When the load ended: its stages' end, or sooner (below). */
+    let loadEndS = rolloutAtS + phases.afterS + 5;
+    const ramp = await startRamp(cacheBin("k6"), load, {
       BASE_URL: base,
       API_KEY: apiKey,
       LICENSE_KEY: licenseKey,
@@ -561,12 +567,28 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       PRE_VUS: "400",
       MAX_VUS: "400",
       ...fixtures.env,
-    });
+      },
+      rolloutAtS,
+    );
     const secondsIn = () => (Date.now() - ramp.startedAt) / 1000;
+    const deployments = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"].map((component) => `docservice-${component}`);
+    /** When each Deployment had rolled, in seconds of the ramp. */
+    const rolledAt = new Map<string, number>();
 
     // every 3 s, the replicas the autoscalers asked for and those ready
     const scaled = ["signing", "conversion"] as const;
     const samples: Array<{ atS: number; replicas: Record<string, [number, number]>; seen: Record<string, string> }> = [];
+    // The load after the peak ends once every Deployment has rolled, signing and conversion have each scaled down under
+    // it, and no pod is leaving: every old pod and every pod scaled away has drained and gone while the load ran.
+    const scaledDownUnderLoad = (component: string) => {
+      const peak = Math.max(...samples.map((sample) => sample.replicas[component]?.[0] ?? 0));
+      return samples.some((sample) => sample.atS >= rolloutAtS && (sample.replicas[component]?.[0] ?? 0) < peak);
+    };
+    const podsLeaving = async () => {
+      const pods = JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "json"])).items as any[];
+      return pods.filter((pod) => pod.metadata.deletionTimestamp || pod.spec.containers[0].image.endsWith(`:${VERSION}`)).length;
+    };
+    let ending: Promise<void> | undefined;
     let loading = true;
     const sampling = (async () => {
       while (loading) {
@@ -582,6 +604,10 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
           if (item.kind === "HorizontalPodAutoscaler") seen[component] = String(metric?.resource?.current?.averageUtilization ?? metric?.external?.current?.averageValue ?? "-");
         }
         samples.push({ atS, replicas, seen });
+        if (!ending && rolledAt.size === deployments.length && scaled.every(scaledDownUnderLoad) && (await podsLeaving()) === 0) {
+          loadEndS = secondsIn();
+          ending = ramp.end();
+        }
         await new Promise((resolve) => setTimeout(resolve, 3000));
       }
     })();
@@ -592,9 +618,6 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       for (const line of logs.split("\n")) if (/"level":(40|50|60)\b/.test(line) && !podComplaints.includes(line)) podComplaints.push(line);
     };
     // the rolling update of every Deployment, once the load is down to one pod's capacity
-    const deployments = ["gateway", "signing", "keys", "conversion", "telemetry-api", "telemetry-aggregator"].map((component) => `docservice-${component}`);
-    /** When each Deployment had rolled, in seconds of the ramp. */
-    const rolledAt = new Map<string, number>();
     const rollout = (async () => {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, ramp.startedAt + rolloutAtS * 1000 - Date.now())));
       await readComplaints();
@@ -626,11 +649,17 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     let result: RampResult;
     try {
       result = await ramp.done;
+      await ending;
     } finally {
       loading = false;
       await sampling;
     }
     const rolledAtS = await rollout;
+    console.log(
+      ending
+        ? `the load after the peak ended at ${loadEndS.toFixed(0)} s: every Deployment rolled, signing and conversion scaled down under it, no pod leaving`
+        : `the load after the peak ran its ${AFTER_LOAD_MAX_S} s`,
+    );
     await readComplaints();
 
     // the table: per 10 s of load, each route's target (a rate, or users), requests, p95, and what failed or went unsent,
@@ -714,7 +743,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
       assert.ok(recovered[route].p95Ms < target, `${route}: p95 ${recovered[route].p95Ms.toFixed(0)} ms from ${recoveredFromS.toFixed(0)} s to ${peakEndS} s, after the scale-up (target ${target} ms)`);
     }
     // the rollout finished while the load ran; the scale-down began under the load after the peak, and ends at one pod once it is over
-    assert.ok(rolledAtS < loadEndS, `every Deployment rolled (its old pods told to leave) at ${rolledAtS.toFixed(0)} s (${eachRolled}), before the load ended at ${loadEndS} s`);
+    assert.ok(rolledAtS < loadEndS, `every Deployment rolled (its old pods told to leave) at ${rolledAtS.toFixed(0)} s (${eachRolled}), before the load ended at ${loadEndS.toFixed(0)} s`);
     for (const component of scaled) {
       const peak = Math.max(...samples.map((sample) => sample.replicas[component]?.[0] ?? 0));
       const underLoad = samples.filter((sample) => sample.atS >= rolloutAtS && sample.atS < loadEndS).map((sample) => sample.replicas[component]?.[0] ?? 0);

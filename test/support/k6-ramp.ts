@@ -7,10 +7,15 @@
  */
 import { spawn } from "node:child_process";
 import { createReadStream, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { SCENARIO_DIR } from "../../loadtest/k6.js";
+import { freePort } from "./ports.js";
+import { waitFor } from "./wait.js";
 
 export const ROUTES = ["sign", "convert", "collect"] as const;
 export type Route = (typeof ROUTES)[number];
@@ -62,9 +67,22 @@ export interface RampResult {
 export interface Ramp {
   /** Wall-clock time (Date.now()) of the ramp's start: its first stage begins then. */
   startedAt: number;
-  /** Resolves once every stage has run and every request in flight has finished. */
+  /**
+   * Ends the load before its stages do (from `controlFromS`, see startRamp): no
+   * request is sent from then on, and once none is in flight k6 is stopped.
+   * Resolves then.
+   */
+  end(): Promise<void>;
+  /** Resolves once every stage has run, or the load was ended, and every request in flight has finished. */
   done: Promise<RampResult>;
 }
+
+/** The tag of the script's own requests that ask whether the load was ended (loadtest/scenarios/ramp.js). */
+const CONTROL_REQUEST = "load control";
+/** How long a virtual user keeps the answer to that question (ramp.js). */
+const CONTROL_ANSWER_KEPT_MS = 1000;
+/** k6's exit code when a signal stopped it. */
+const K6_SIGNALLED = 105;
 
 /** The target stages set `atS` seconds into the ramp (0 without stages). */
 export function targetAt(stages: Stage[] = [], atS: number): number {
@@ -78,18 +96,28 @@ export function targetAt(stages: Stage[] = [], atS: number): number {
   return from;
 }
 
-/** Starts k6 with `env` (BASE_URL, API_KEY, PDF_FILE, DOCX_FILE, LICENSE_KEY, …) and each route's load. */
-export function startRamp(k6: string, load: Partial<Record<Route, RouteLoad>>, env: Record<string, string>): Ramp {
+/**
+ * Starts k6 with `env` (BASE_URL, API_KEY, PDF_FILE, DOCX_FILE, LICENSE_KEY, …)
+ * and each route's load. From `controlFromS` seconds on, the load can be ended
+ * early ({@link Ramp.end}): the script asks a server of this process on
+ * loopback, and k6's own API (on loopback too) says when none of its virtual
+ * users is busy.
+ */
+export async function startRamp(k6: string, load: Partial<Record<Route, RouteLoad>>, env: Record<string, string>, controlFromS = 0): Promise<Ramp> {
   const dir = mkdtempSync(join(tmpdir(), "docservice-ramp-"));
   const points = join(dir, "points.json");
-  const variables: Record<string, string> = { ...env };
+  let ending = false;
+  const control = createServer((_request, response) => void response.writeHead(ending ? 410 : 204).end());
+  await new Promise<void>((resolve) => control.listen(0, "127.0.0.1", resolve));
+  const k6Api = `127.0.0.1:${await freePort()}`;
+  const variables: Record<string, string> = { ...env, CONTROL_URL: `http://127.0.0.1:${(control.address() as AddressInfo).port}/`, CONTROL_FROM_S: String(controlFromS) };
   const asVariable = (stages: Stage[]) => stages.map(({ target, seconds }) => `${target}:${seconds}`).join(",");
   for (const route of ROUTES) {
     const { rates, users } = load[route] ?? {};
     if (rates) variables[`${route.toUpperCase()}_STAGES`] = asVariable(rates);
     if (users) variables[`${route.toUpperCase()}_USER_STAGES`] = asVariable(users);
   }
-  const args = ["run", "--quiet", "--no-color", "--no-usage-report", "--summary-mode=disabled", "--out", `json=${points}`];
+  const args = ["run", "--quiet", "--no-color", "--no-usage-report", "--summary-mode=disabled", "--address", k6Api, "--out", `json=${points}`];
   for (const [name, value] of Object.entries(variables)) args.push("-e", `${name}=${value}`);
   args.push(join(SCENARIO_DIR, "ramp.js"));
   const startedAt = Date.now();
@@ -104,13 +132,23 @@ export function startRamp(k6: string, load: Partial<Record<Route, RouteLoad>>, e
         child.once("error", reject);
         child.once("close", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
       });
-      if (exitCode !== 0) throw new Error(`k6 ramp.js exited with ${exitCode}:\n${output}`);
+      if (exitCode !== 0 && !(ending && exitCode === K6_SIGNALLED)) throw new Error(`k6 ramp.js exited with ${exitCode}:\n${output}`);
       return { ...(await readRequests(points, startedAt)), output };
     } finally {
+      control.close();
       rmSync(dir, { recursive: true, force: true });
     }
   })();
-  return { startedAt, done };
+  /** The virtual users running an iteration: k6's "vus" (those of an arrival rate count while they work). */
+  const busyUsers = async () => ((await (await fetch(`http://${k6Api}/v1/status`)).json()) as { data: { attributes: { vus: number } } }).data.attributes.vus;
+  const end = async () => {
+    ending = true;
+    // a virtual user that asked just before sends one more request, which is then in flight
+    await sleep(CONTROL_ANSWER_KEPT_MS * 1.5);
+    await waitFor(async () => (await busyUsers()) === 0, { what: "k6's virtual users idle once the load was ended", timeoutMs: 120_000, intervalMs: 200 });
+    child.kill("SIGTERM");
+  };
+  return { startedAt, end, done };
 }
 
 interface K6Point {
@@ -128,7 +166,7 @@ async function readRequests(file: string, startedAt: number): Promise<Omit<RampR
     const { metric, data } = JSON.parse(line) as K6Point;
     // a route's scenarios: its rate's, named after it, and its users', "<route>_users"
     const route = data.tags?.scenario?.replace(/_users$/, "") as Route | undefined;
-    if (!route || !ROUTES.includes(route)) continue;
+    if (!route || !ROUTES.includes(route) || data.tags?.name === CONTROL_REQUEST) continue;
     if (metric === "dropped_iterations") dropped.push({ route, atMs: Date.parse(data.time) - startedAt, count: data.value });
     else if (metric === "http_req_duration") {
       requests.push({
