@@ -61,21 +61,23 @@ function sourcesDigest() {
   return hash.digest("hex");
 }
 
-const sources = sourcesDigest();
-if (whenStale) {
-  if (!process.env.DOCSERVICE_BUILD_LOCKED) {
-    // the test file that waited for the lock then finds the build current
-    const locked = spawnSync("flock", [`${out}.lock`, process.execPath, ...process.argv.slice(1)], { stdio: "inherit", env: { ...process.env, DOCSERVICE_BUILD_LOCKED: "1" } });
-    process.exit(locked.status ?? 1);
-  }
+/** OUT_DIR/package.json as an earlier build wrote it, if there is one. */
+function previousManifest() {
   const previous = join(out, "package.json");
-  if (existsSync(previous) && JSON.parse(readFileSync(previous, "utf8")).docserviceSources === sources) process.exit(0);
+  return existsSync(previous) ? JSON.parse(readFileSync(previous, "utf8")) : undefined;
 }
+
+if (whenStale && !process.env.DOCSERVICE_BUILD_LOCKED) {
+  // the test file that waited for the lock then finds the build current
+  const locked = spawnSync("flock", [`${out}.lock`, process.execPath, ...process.argv.slice(1)], { stdio: "inherit", env: { ...process.env, DOCSERVICE_BUILD_LOCKED: "1" } });
+  process.exit(locked.status ?? 1);
+}
+const sources = sourcesDigest();
+if (whenStale && previousManifest()?.docserviceSources === sources) process.exit(0);
 
 // OUT_DIR is emptied first; refuse to empty anything but an earlier build.
 if (existsSync(out) && readdirSync(out).length > 0) {
-  const previous = join(out, "package.json");
-  const ours = existsSync(previous) && JSON.parse(readFileSync(previous, "utf8")).docserviceBuild === true;
+  const ours = previousManifest()?.docserviceBuild === true;
   if (!ours || resolve(out) === resolve(ROOT)) {
     console.error(`build: ${out} is not empty and not an earlier build; refusing to replace it`);
     process.exit(1);

@@ -149,6 +149,8 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     const output = await k(["get", kind, name, "-n", NAMESPACE, "-o", "json", "--ignore-not-found"]);
     return output.trim() ? JSON.parse(output) : undefined;
   };
+  /** Every pod of the instance, those terminating included. */
+  const instancePods = async (): Promise<any[]> => JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "json"])).items;
   const owned = async () => (await k(["get", "deployments,services,networkpolicies,secrets,configmaps", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "name"])).trim();
   const ready = (resource: any) => resource?.status?.conditions?.find((c: any) => c.type === "Ready")?.status === "True";
 
@@ -343,7 +345,7 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     await waitFor(
       async () => {
         const resource = await get("docservice", "docservice");
-        const pods = JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "json"])).items.map((p: any) => p.metadata.name as string);
+        const pods = (await instancePods()).map((pod) => pod.metadata.name as string);
         return ready(resource) && killed.every((pod) => !pods.includes(pod));
       },
       { what: "every component healed with new pods", timeoutMs: 10 * 60_000, intervalMs: 2000 },
@@ -580,14 +582,13 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     const samples: Array<{ atS: number; replicas: Record<string, [number, number]>; seen: Record<string, string> }> = [];
     // The load after the peak ends once every Deployment has rolled, signing and conversion have each scaled down under
     // it, and no pod is leaving: every old pod and every pod scaled away has drained and gone while the load ran.
-    const scaledDownUnderLoad = (component: string) => {
-      const peak = Math.max(...samples.map((sample) => sample.replicas[component]?.[0] ?? 0));
-      return samples.some((sample) => sample.atS >= rolloutAtS && (sample.replicas[component]?.[0] ?? 0) < peak);
-    };
-    const podsLeaving = async () => {
-      const pods = JSON.parse(await k(["get", "pods", "-n", NAMESPACE, "-l", "app.kubernetes.io/instance=docservice", "-o", "json"])).items as any[];
-      return pods.filter((pod) => pod.metadata.deletionTimestamp || pod.spec.containers[0].image.endsWith(`:${VERSION}`)).length;
-    };
+    const wantedIn = (sample: (typeof samples)[number], component: string) => sample.replicas[component]?.[0] ?? 0;
+    const peakOf = (component: string) => Math.max(...samples.map((sample) => wantedIn(sample, component)));
+    /** The replicas wanted of a component while the load after the peak ran (so far). */
+    const afterPeak = (component: string) => samples.filter((sample) => sample.atS >= rolloutAtS && sample.atS < loadEndS).map((sample) => wantedIn(sample, component));
+    const scaledDownUnderLoad = (component: string) => afterPeak(component).some((replicas) => replicas < peakOf(component));
+    const podsLeaving = async () =>
+      (await instancePods()).filter((pod) => pod.metadata.deletionTimestamp || pod.spec.containers[0].image.endsWith(`:${VERSION}`)).length;
     let ending: Promise<void> | undefined;
     let loading = true;
     const sampling = (async () => {
@@ -747,8 +748,8 @@ describe("Kubernetes end to end: helm install, kubectl apply, the platform throu
     // the rollout finished while the load ran; the scale-down began under the load after the peak, and ends at one pod once it is over
     assert.ok(rolledAtS < loadEndS, `every Deployment rolled (its old pods told to leave) at ${rolledAtS.toFixed(0)} s (${eachRolled}), before the load ended at ${loadEndS.toFixed(0)} s`);
     for (const component of scaled) {
-      const peak = Math.max(...samples.map((sample) => sample.replicas[component]?.[0] ?? 0));
-      const underLoad = samples.filter((sample) => sample.atS >= rolloutAtS && sample.atS < loadEndS).map((sample) => sample.replicas[component]?.[0] ?? 0);
+      const peak = peakOf(component);
+      const underLoad = afterPeak(component);
       assert.ok(underLoad.some((replicas) => replicas < peak), `${component}: scaled down from ${peak} while the load after the peak ran: ${underLoad.join(", ")}`);
     }
     // every acknowledged report counted once, each its own document

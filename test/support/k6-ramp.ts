@@ -145,7 +145,8 @@ export async function startRamp(k6: string, load: Partial<Record<Route, RouteLoa
     ending = true;
     // a virtual user that asked just before sends one more request, which is then in flight
     await sleep(CONTROL_ANSWER_KEPT_MS * 1.5);
-    await waitFor(async () => (await busyUsers()) === 0, { what: "k6's virtual users idle once the load was ended", timeoutMs: 120_000, intervalMs: 200 });
+    const exited = () => child.exitCode !== null || child.signalCode !== null;
+    await waitFor(async () => exited() || (await busyUsers()) === 0, { what: "k6's virtual users idle once the load was ended", timeoutMs: 120_000, intervalMs: 200 });
     child.kill("SIGTERM");
   };
   return { startedAt, end, done };
