@@ -29,6 +29,9 @@
  * Besides events/s and latency, each run reports the CPU time its target
  * used per event (the platform's includes its aggregator): other people's
  * load on a shared machine moves the rates a lot, that figure much less.
+ * It also reports how busy the target's main thread was and its CPU per
+ * report: one thread reads, checks and answers every request, so at 1 event
+ * per report that thread bounds the rate, whatever the other cores could do.
  * Before the targets, Kafka is measured at its best with each client, the
  * platform's (@platformatic/kafka) and the one it replaced (kafkajs): records
  * written in full-size writes, and read back by a consumer that does nothing
@@ -71,7 +74,7 @@ import { kafkaModeEnv, registerLicenseKey, report, usageWhen } from "../test/sup
 import { waitFor, waitForTcp } from "../test/support/wait.js";
 import { closedLoop, percentile } from "./support/closed-loop-http.js";
 import { measureKafkaFloor, type KafkaFloor, type KafkaFloorClient } from "./support/kafka-floor.js";
-import { commandLine, cpuSeconds, descendants, measureCpu } from "./support/processes.js";
+import { commandLine, cpuSeconds, descendants, mainThreadCpuSeconds, measureCpu } from "./support/processes.js";
 import { benchTracing } from "./support/bench-tracing.js";
 import { redisFootprint } from "./support/redis-bytes-per-event.js";
 
@@ -127,6 +130,12 @@ interface Measurement {
   sharedCpuPerEventUs: number;
   /** CPU time of the load generator per event, in µs. */
   loadGeneratorCpuPerEventUs: number;
+  /**
+   * The target's main thread, which alone reads, checks and answers every
+   * request (share of one core, CPU per report in µs): at 1 event per report
+   * it bounds the rate.
+   */
+  mainThread: { busy: number; cpuPerReportUs: number };
   cpu: string;
 }
 
@@ -157,8 +166,9 @@ function cpuByRole(target: Target): Record<string, number> {
 }
 
 /** Starts measuring CPU by role; the returned function gives the target's CPU seconds and each role's share of one core over the interval. */
-function measureRoles(target: Target): () => { targetCpuS: number; sharedCpuS: number; loadGeneratorCpuS: number; text: string } {
+function measureRoles(target: Target): () => { targetCpuS: number; mainThreadCpuS: number; sharedCpuS: number; loadGeneratorCpuS: number; text: string } {
   const before = cpuByRole(target);
+  const mainBefore = mainThreadCpuSeconds(target.pid);
   const machine = measureCpu();
   const started = performance.now();
   return () => {
@@ -172,6 +182,7 @@ function measureRoles(target: Target): () => { targetCpuS: number; sharedCpuS: n
     const foreign = use.foreignCpuS > 0.5 ? `; other processes on the machine (not this benchmark's): ${(use.foreignCpuS / seconds * 100).toFixed(0)} %` : "";
     return {
       targetCpuS: after[target.name] - before[target.name],
+      mainThreadCpuS: mainThreadCpuSeconds(target.pid) - mainBefore,
       sharedCpuS: ["kafka", "redis", "load generator"].reduce((total, role) => total + after[role] - before[role], 0),
       loadGeneratorCpuS: after["load generator"] - before["load generator"],
       text: `CPU (% of one core): ${shares.join(", ")}; machine ${(use.machineBusy * 100).toFixed(0)} % busy${foreign}`,
@@ -230,6 +241,7 @@ async function measure(target: Target, k: number, bodies: string[], licenseKey: 
     p50: percentile(run.latenciesMs, 50),
     p99: percentile(run.latenciesMs, 99),
     cpuPerEventUs: (used.targetCpuS / (run.answered * k)) * 1e6,
+    mainThread: { busy: used.mainThreadCpuS / run.seconds, cpuPerReportUs: (used.mainThreadCpuS / run.answered) * 1e6 },
     sharedCpuPerEventUs: (used.sharedCpuS / (run.answered * k)) * 1e6,
     loadGeneratorCpuPerEventUs: (used.loadGeneratorCpuS / (run.answered * k)) * 1e6,
     cpu: used.text,
@@ -241,7 +253,7 @@ function printMeasurement(name: string, m: Measurement): void {
     `    ${name.padEnd(16)} ${m.eventsPerS.toFixed(0).padStart(7)} events/s  ${m.reportsPerS.toFixed(0).padStart(6)} reports/s  ` +
       `p50 ${m.p50.toFixed(2).padStart(6)} ms  p99 ${m.p99.toFixed(2).padStart(6)} ms  ${m.cpuPerEventUs.toFixed(1).padStart(5)} µs CPU/event`,
   );
-  console.log(`    ${"".padEnd(16)} ${m.cpu}`);
+  console.log(`    ${"".padEnd(16)} ${m.cpu}; its main thread ${(m.mainThread.busy * 100).toFixed(0)} % of a core, ${m.mainThread.cpuPerReportUs.toFixed(1)} µs per report`);
 }
 
 function startChild(args: string[], env: Record<string, string>, logFile: string): ChildProcess {
@@ -443,11 +455,11 @@ async function main(): Promise<void> {
   const naiveGoals = Object.entries(GOAL_OVER_NAIVE).map(([k, goal]) => `${goal}× the naive pipeline's at ${k} events per report`);
   console.log(
     `\nsummary, medians of ${ROUNDS} rounds (goals: our rate at least ${GOAL_OF_CEILING} of the ceiling the cores allow with ${PLATFORM_CLIENT}, and at least ${naiveGoals.join(", ")}; ` +
-      `kj ceil: the ceiling with kafkajs)`,
+      `kj ceil: the ceiling with kafkajs; main: how busy the platform's main thread was, in % of a core)`,
   );
   console.log(
     `  ${"LOG_LEVEL".padEnd(9)} ${"K".padStart(3)} ${"ours ev/s".padStart(10)} ${"naive ev/s".padStart(10)} ${"bare ev/s".padStart(10)} ${"ceil ev/s".padStart(10)} ${"kj ceil".padStart(8)} ` +
-      `${"ours/ceil".padStart(9)} ${"ours/naive".padStart(10)} ${"ours/bare".padStart(9)} ${"p50 ms".padStart(7)} ${"p99 ms".padStart(7)}  goals`,
+      `${"ours/ceil".padStart(9)} ${"ours/naive".padStart(10)} ${"ours/bare".padStart(9)} ${"p50 ms".padStart(7)} ${"p99 ms".padStart(7)} ${"main".padStart(5)}  goals`,
   );
   for (const { logLevel, k, rounds, ceilings } of results) {
     const ceiling = ceilings.get(PLATFORM_CLIENT)!;
@@ -461,7 +473,8 @@ async function main(): Promise<void> {
       `  ${logLevel.padEnd(9)} ${String(k).padStart(3)} ${ours.toFixed(0).padStart(10)} ${median(rounds.map((r) => r.naive.eventsPerS)).toFixed(0).padStart(10)} ` +
         `${bare.toFixed(0).padStart(10)} ${(ceiling * bare).toFixed(0).padStart(10)} ${((ceilings.get("kafkajs") ?? 0) * bare).toFixed(0).padStart(8)} ` +
         `${ofCeiling.toFixed(2).padStart(9)} ${overNaive.toFixed(2).padStart(10)} ` +
-        `${(ours / bare).toFixed(2).padStart(9)} ${median(rounds.map((r) => r.ours.p50)).toFixed(2).padStart(7)} ${median(rounds.map((r) => r.ours.p99)).toFixed(2).padStart(7)}  ` +
+        `${(ours / bare).toFixed(2).padStart(9)} ${median(rounds.map((r) => r.ours.p50)).toFixed(2).padStart(7)} ${median(rounds.map((r) => r.ours.p99)).toFixed(2).padStart(7)} ` +
+        `${`${(median(rounds.map((r) => r.ours.mainThread.busy)) * 100).toFixed(0)} %`.padStart(5)}  ` +
         `${misses.length === 0 ? "met" : `missed (${misses.join(", ")})`}`,
     );
   }
@@ -507,6 +520,7 @@ function ceilingText(rounds: Round[], floor: KafkaFloor, ceiling: number, k: num
   const bare = median(rounds.map((r) => r.bare.eventsPerS));
   const goalRate = GOAL_OF_CEILING * ((cores * 1e6) / floorUs);
   const spentUs = median(rounds.map((r) => r.ours.cpuPerEventUs + r.ours.sharedCpuPerEventUs));
+  const mainUs = median(rounds.map((r) => r.ours.mainThread.cpuPerReportUs));
   return (
     `ceiling with ${floor.client}: reading, parsing and answering (bare handler), the load generator and Kafka at its best (a record per event, written and read) need ${floorUs.toFixed(1)} µs of CPU per event, ` +
     `so ${cores} cores allow at most ${((cores * 1e6) / floorUs).toFixed(0)} events/s, ${ceiling.toFixed(2)} of the bare rate, ` +
@@ -514,7 +528,9 @@ function ceilingText(rounds: Round[], floor: KafkaFloor, ceiling: number, k: num
     (floor.client !== PLATFORM_CLIENT
       ? ""
       : `; the goal (${goalRate.toFixed(0)} events/s) allows ${((cores * 1e6) / goalRate).toFixed(1)} µs per event ` +
-        `for everything, and the platform, Kafka, Redis and the load generator spend ${spentUs.toFixed(1)} µs now` +
+        `for everything, and the platform, Kafka, Redis and the load generator spend ${spentUs.toFixed(1)} µs now; ` +
+        `the platform's main thread, which reads, checks and answers every report, spends ${mainUs.toFixed(1)} µs per report: ` +
+        `even always busy, it would answer at most ${((k * 1e6) / mainUs).toFixed(0)} events/s` +
         (k === 1
           ? ""
           : `; a pipeline writing one message per report of ${k} events, as the platform does, needs at least ${perReportUs.toFixed(1)} µs per event: ` +

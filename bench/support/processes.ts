@@ -17,9 +17,10 @@ interface Stat {
   start: number;
 }
 
-function stat(pid: number): Stat | undefined {
+/** `/proc/PID/stat`, or with `thread` that thread's (`/proc/PID/task/TID/stat`). */
+function stat(pid: number, thread?: number): Stat | undefined {
   try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const text = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, "utf8");
     // The command name (field 2) may hold spaces and parentheses: split after its last ")".
     const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
     // fields[0] is field 3 (state); utime = field 14, stime = field 15, starttime = field 22.
@@ -33,13 +34,18 @@ function allStats(): Stat[] {
   return readdirSync("/proc")
     .map(Number)
     .filter((pid) => Number.isInteger(pid))
-    .map(stat)
+    .map((pid) => stat(pid))
     .filter((s): s is Stat => s !== undefined);
 }
 
 /** CPU seconds (user + system, every thread) a process used so far; 0 once it is gone. */
 export function cpuSeconds(pid: number): number {
   return stat(pid)?.cpuS ?? 0;
+}
+
+/** CPU seconds a process's main thread (the one whose id is the pid) used so far; 0 once it is gone. */
+export function mainThreadCpuSeconds(pid: number): number {
+  return stat(pid, pid)?.cpuS ?? 0;
 }
 
 export function commandLine(pid: number): string {
