@@ -1,7 +1,8 @@
 /**
- * /proc helpers for bench:convert: this benchmark's own process tree, whether
- * it is gone after a stop, and how much CPU other processes took meanwhile
- * (the machine has 2 cores; anything else running skews conversion timings).
+ * /proc helpers for the benchmarks (bench:convert, bench:collect, bench:sign):
+ * a benchmark's own process tree, the CPU a process or its main thread used,
+ * whether it is gone after a stop, and how much CPU other processes took
+ * meanwhile (the machine has 2 cores; anything else running skews timings).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
