@@ -15,16 +15,13 @@
  * - `$KEY`: an API key, new for each example that uses one (it may revoke
  *   it), issued through register → the outbox e-mail → verify before the
  *   example runs; `$DOCSERVICE_ADMIN_TOKEN`: the platform's admin token.
- * - A working directory per page, where its examples run in order (one may use
- *   what an earlier one wrote), holding `.data` (the platform's data directory,
- *   as `npm start` makes it in the checkout: the outbox is `.data/outbox/`),
- *   `report.docx` (the shared corpus's bookmarks.docx, which has the title
- *   PDF/UA wants), `contract.docx` (a template
- *   with content controls, test/support/docx-templates.ts), `signature.png`,
- *   `notes.md`, `contracts/` (corpus DOCX files in a tree),
- *   `templates/contract.docx`, and `node_modules/.bin/docservice` (this
- *   checkout's bin, so `npx docservice` runs it as in a project that installed
- *   the package; npm is kept offline).
+ * - A copy of the checkout's `examples/` per page, where its examples run in
+ *   order (one may use what an earlier one wrote): the sample documents the
+ *   pages use, exactly as a reader finds them. Beside it, as in the checkout,
+ *   `.data` (the platform's data directory, as `npm start` makes it: the
+ *   outbox is `../.data/outbox/`) and `node_modules/.bin/docservice` (this
+ *   checkout's bin, so `npx docservice` runs it as in the checkout, and on
+ *   PATH, so `docservice` runs it as a global install; npm is kept offline).
  * - The platform runs as `npm start` runs it, and also with the test PKI's
  *   signing key and chain, its root as trust anchor, its TSA with
  *   SIGNING_LEVEL=B-B (a request that names no level is signed as without a
@@ -41,13 +38,11 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, normalize } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { corpusFile } from "./support/corpus.js";
-import { contractTemplate, solidPng } from "./support/docx-templates.js";
 import { outputProblems, shownOutputs } from "./support/example-output.js";
 import { codeBlocks, headingAnchors, markdownFilesUnder, relativeLinks, type CodeBlock } from "./support/markdown.js";
 import { startPkiPlatform, type PkiPlatform } from "./support/pki-platform.js";
@@ -65,8 +60,8 @@ const readmesUnder = (dir: string) =>
     .map((name) => join(dir, name, "README.md"))
     .filter((path) => existsSync(join(ROOT, path)));
 
-// every page a reader follows: the README, docs/, and the READMEs of the packages, the chart, the load tests and the benchmarks
-const EXAMPLE_PAGES = ["README.md", ...markdownFilesUnder(ROOT, "docs"), ...readmesUnder("clients"), ...readmesUnder("charts"), "loadtest/README.md", "bench/README.md"];
+// every page a reader follows: the README, docs/, the sample documents' page, and the READMEs of the packages, the chart, the load tests and the benchmarks
+const EXAMPLE_PAGES = ["README.md", ...markdownFilesUnder(ROOT, "docs"), "examples/README.md", ...readmesUnder("clients"), ...readmesUnder("charts"), "loadtest/README.md", "bench/README.md"];
 const LINKING_PAGES = [...EXAMPLE_PAGES, "CHANGELOG.md"];
 const examples = EXAMPLE_PAGES.flatMap((file) => codeBlocks(ROOT, file)).filter((block) => SHELLS.has(block.language));
 const notRunReason = (block: CodeBlock) => /^not-run:\s*(.*)$/.exec(block.attributes)?.[1];
@@ -115,21 +110,16 @@ describe("shell examples against one embedded platform", { timeout: 600_000 }, (
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  /** The page's working directory, made with its input files on first use. */
+  /** The page's copy of examples/, made on first use, with the checkout's `.data` and bin beside it. */
   function workdirOf(page: string): string {
     const existing = workdirs.get(page);
     if (existing) return existing;
-    const dir = join(scratch, page.replaceAll("/", "_"));
-    for (const sub of ["templates", "contracts/2026", "node_modules/.bin"]) mkdirSync(join(dir, sub), { recursive: true });
-    symlinkSync(platform.dataDir, join(dir, ".data"));
-    symlinkSync(join(ROOT, "bin/docservice.mjs"), join(dir, "node_modules/.bin/docservice"));
-    writeFileSync(join(dir, "report.docx"), corpusFile("bookmarks.docx"));
-    writeFileSync(join(dir, "contract.docx"), contractTemplate());
-    writeFileSync(join(dir, "templates/contract.docx"), contractTemplate());
-    writeFileSync(join(dir, "contracts/2026/tables.docx"), corpusFile("word_tables.docx"));
-    writeFileSync(join(dir, "contracts/header-footer.docx"), corpusFile("header_footer.docx"));
-    writeFileSync(join(dir, "signature.png"), solidPng(240, 80, [30, 30, 120]));
-    writeFileSync(join(dir, "notes.md"), "# Notes\n\n| item | amount |\n|---|---|\n| Training | 800 |\n");
+    const checkout = join(scratch, page.replaceAll("/", "_"));
+    mkdirSync(join(checkout, "node_modules/.bin"), { recursive: true });
+    symlinkSync(platform.dataDir, join(checkout, ".data"));
+    symlinkSync(join(ROOT, "bin/docservice.mjs"), join(checkout, "node_modules/.bin/docservice"));
+    const dir = join(checkout, "examples");
+    cpSync(join(ROOT, "examples"), dir, { recursive: true });
     workdirs.set(page, dir);
     return dir;
   }
@@ -138,9 +128,11 @@ describe("shell examples against one embedded platform", { timeout: 600_000 }, (
     test(where(block), async () => {
       const key = block.code.includes("$KEY") ? await issueKeyFromOutbox(platform, `example-${++keysIssued}@example.test`) : "";
       const script = `set -euo pipefail\n${block.code.replaceAll(DOCS_BASE_URL, platform.base)}`;
+      const cwd = workdirOf(block.file);
       const { code, output } = await runCommand("bash", ["-c", script], {
-        cwd: workdirOf(block.file),
-        env: { PATH: `${curlDir}:${process.env.PATH}`, KEY: key, DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN, npm_config_offline: "true", npm_config_update_notifier: "false" },
+        cwd,
+        // the bin on PATH too: the package READMEs call `docservice` as a global install does
+        env: { PATH: `${curlDir}:${join(cwd, "../node_modules/.bin")}:${process.env.PATH}`, KEY: key, DOCSERVICE_ADMIN_TOKEN: ADMIN_TOKEN, npm_config_offline: "true", npm_config_update_notifier: "false" },
         timeoutMs: 120_000,
       });
       const statuses = [...output.matchAll(STATUS_LINE)].map((match) => Number(match[1]));
@@ -164,6 +156,18 @@ test("every link inside the repository points to a file, and an #anchor to a hea
     }
   }
   assert.deepEqual(broken, []);
+});
+
+test("a package's README and CHANGELOG link nowhere outside the package: its tarball carries them alone", () => {
+  const leaving: string[] = [];
+  for (const page of readdirSync(join(ROOT, "clients")).flatMap((name) => [`clients/${name}/README.md`, `clients/${name}/CHANGELOG.md`])) {
+    if (!existsSync(join(ROOT, page))) continue;
+    for (const href of relativeLinks(readFileSync(join(ROOT, page), "utf8"))) {
+      const path = href.split("#")[0];
+      if (path && normalize(join(dirname(page), decodeURIComponent(path))).split("/").slice(0, 2).join("/") !== dirname(page)) leaving.push(`${page}: ${href}`);
+    }
+  }
+  assert.deepEqual(leaving, []);
 });
 
 test("README.md stays short: at most 200 lines, none over 400 characters", () => {

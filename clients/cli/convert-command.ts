@@ -30,11 +30,10 @@ export function addConvertCommand(program: Command): void {
     accepts: (name, flags) => (SOURCES as readonly string[]).includes(sourceOf(name)) && !(flags.to === "docx" && sourceOf(name) === "docx"),
     outputName: (name, flags) => replaceExtension(name, `.${flags.to}`),
     async run(client, job, flags) {
-      const form = new FormData();
-      form.append("file", new Blob([new Uint8Array(await readFile(job.input))]), basename(job.input));
+      const file = new File([new Uint8Array(await readFile(job.input))], basename(job.input));
       const query = { from: sourceOf(job.input) as Source, to: flags.to, ...(flags.pdfa ? { pdfa: flags.pdfa } : {}), ...(flags.pdfua ? { pdfua: "true" as const } : {}) };
-      // multipart as FormData builds it (the typed body describes its parts); the answer is the file's bytes
-      const output = await answerOf(client.POST("/v1/convert", { params: { query }, body: form as never, bodySerializer: (body: unknown) => body as FormData, parseAs: "arrayBuffer" }));
+      // the client sends a body holding a file as multipart; the answer is the file's bytes
+      const output = await answerOf(client.POST("/v1/convert", { params: { query }, body: { file }, parseAs: "arrayBuffer" }));
       await writeOutput(job.output, Buffer.from(output));
       return `→ ${job.output}`;
     },

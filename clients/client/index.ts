@@ -32,7 +32,7 @@ export interface DocServiceClientOptions extends Omit<ClientOptions, "baseUrl"> 
  * answers are checked by TypeScript against the API the platform serves.
  */
 export function createDocServiceClient({ apiKey, ...options }: DocServiceClientOptions): DocServiceClient {
-  const client = createClient<paths>(options);
+  const client = createClient<paths>({ bodySerializer: serializeBody, ...options });
   if (apiKey) {
     client.use({
       onRequest({ request }) {
@@ -42,6 +42,19 @@ export function createDocServiceClient({ apiKey, ...options }: DocServiceClientO
     });
   }
   return client;
+}
+
+/**
+ * A body that holds a file (a Blob or File: `/v1/convert`'s `{ file }`) goes
+ * as multipart/form-data, a part per field, the file's name kept; any other
+ * body as JSON. So an upload is typed like every other body, with no
+ * serializer of the caller's own.
+ */
+function serializeBody(body: unknown): string | FormData {
+  if (typeof body !== "object" || body === null || !Object.values(body).some((value) => value instanceof Blob)) return JSON.stringify(body);
+  const form = new FormData();
+  for (const [name, value] of Object.entries(body)) form.append(name, value instanceof Blob ? value : String(value));
+  return form;
 }
 
 /** Whether a value is the platform's error body (for errors caught far from the call that got them). */

@@ -556,7 +556,7 @@ export interface operations {
                      * Format: binary
                      * @description The document, at most 26214400 bytes.
                      */
-                    file: string;
+                    file: Blob;
                 };
             };
         };
@@ -567,8 +567,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/pdf": string;
-                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                    "application/pdf": Blob;
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": Blob;
                 };
             };
             /** @description `from` is missing or not supported, `to`, `pdfa` or `pdfua` is invalid (or `to=docx` from DOCX, or on the Gotenberg backend), the body is not multipart/form-data, or it has no `file` part. */
@@ -1372,9 +1372,15 @@ export interface operations {
                             documentsWithoutContentId: number;
                             opens: number;
                         }[];
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the license key's first open happened, in or before the range: its whole history, not only the range's.
+                         */
                         firstSeen?: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the license key's latest open happened, in or after the range: its whole history, not only the range's.
+                         */
                         lastSeen?: string;
                         /** @description With groupBy: per value of the key, most documents first. */
                         grouped?: {
@@ -1430,9 +1436,15 @@ export interface operations {
                             documentsWithoutContentId: number;
                             opens: number;
                         }[];
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the license key's first open happened, in or before the range: its whole history, not only the range's.
+                         */
                         firstSeen?: string;
-                        /** Format: date-time */
+                        /**
+                         * Format: date-time
+                         * @description When the license key's latest open happened, in or after the range: its whole history, not only the range's.
+                         */
                         lastSeen?: string;
                         /** @description With groupBy: per value of the key, most documents first. */
                         grouped?: {

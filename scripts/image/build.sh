@@ -63,10 +63,10 @@ SOURCE_DATE_EPOCH="$(git -C "$ROOT" log -1 --format=%ct)"
 export SOURCE_DATE_EPOCH
 
 # The sources shipped (or read by the build): everything in the working tree,
-# committed or not, but tests, benchmarks, docs and test tooling (clients/ stays:
+# committed or not, but tests, benchmarks, docs and their sample documents, and test tooling (clients/ stays:
 # the platform compiles the telemetry contract it shares with the client). The hash is of
 # the files' contents (git hash-object, nothing written to the repository).
-SHIPPED=(. ':(exclude)test' ':(exclude)bench' ':(exclude).ci' ':(exclude)scripts/testenv'
+SHIPPED=(. ':(exclude)test' ':(exclude)bench' ':(exclude)examples' ':(exclude).ci' ':(exclude)scripts/testenv'
   ':(exclude)loadtest' 'loadtest/sizing-profile.json' ':(exclude)*.md' ':(exclude)**/*.test.ts' ':(exclude)charts')
 source_hash() {
   local files

@@ -142,8 +142,8 @@ export function telemetryRoutes(telemetry: TelemetryModuleApi, limits: Telemetry
           opens: { type: "integer" },
           byDay: { type: "array", items: countsSchema("date") },
           byMonth: { type: "array", items: countsSchema("month"), description: "Whole calendar months the range touches." },
-          firstSeen: { type: "string", format: "date-time" },
-          lastSeen: { type: "string", format: "date-time" },
+          firstSeen: { type: "string", format: "date-time", description: "When the license key's first open happened, in or before the range: its whole history, not only the range's." },
+          lastSeen: { type: "string", format: "date-time", description: "When the license key's latest open happened, in or after the range: its whole history, not only the range's." },
           grouped: {
             type: "object",
             description: "With groupBy: per value of the key, most documents first.",

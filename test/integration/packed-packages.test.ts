@@ -8,11 +8,13 @@
 // test/integration/telemetry-contract.test.ts).
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { corpusFile } from "../support/corpus.js";
+import { codeBlocks } from "../support/markdown.js";
 import { installPacked, manifestOf, packageDir, plainEnv, typecheckConsumer, type PackedPackage } from "../support/packed-package.js";
 import { startPlatform, type Platform } from "../support/platform.js";
 
@@ -73,11 +75,15 @@ export async function use(): Promise<string> {
   const failure: DocServiceError | undefined = signed.error;
   const usage = await client.GET("/v1/usage", { params: { query: { licenseKey: "lic_x", from: "2026-11-01", to: "2026-11-30" } } });
   const documents: number | undefined = usage.data?.documents;
+  const converted = await client.POST("/v1/convert", { params: { query: { from: "docx" } }, body: { file: new Blob(["x"]) }, parseAs: "arrayBuffer" });
+  const pdfBytes: number | undefined = converted.data?.byteLength;
+  // @ts-expect-error a file is a Blob, not its name
+  await client.POST("/v1/convert", { params: { query: { from: "docx" } }, body: { file: "report.docx" } });
   // @ts-expect-error no such route
   await client.GET("/v1/nothing");
   // @ts-expect-error a signer needs an e-mail address
   await client.POST("/v1/sign", { body: { document: { base64: "" }, signer: { name: "Ada" }, auditTrail: [] } });
-  return [status, failure && describeError(failure), documents].join();
+  return [status, failure && describeError(failure), documents, pdfBytes].join();
 }
 `,
     );
@@ -100,9 +106,8 @@ const client = createDocServiceClient({ baseUrl, apiKey });
 const health = await anonymous.GET("/v1/health");
 const refused = await anonymous.POST("/v1/sign", { body: { document: { base64: "" }, signer: { name: "Ada", email: "ada@example.com" } } });
 const invalid = await client.POST("/v1/sign", { body: { document: { base64: "" }, signer: { name: "Ada", email: "not an address" } } });
-const form = new FormData();
-form.append("file", new Blob([readFileSync("document.docx")]), "document.docx");
-const converted = await client.POST("/v1/convert", { params: { query: { from: "docx" } }, body: form, bodySerializer: (body) => body, parseAs: "arrayBuffer" });
+const file = new File([readFileSync("document.docx")], "document.docx");
+const converted = await client.POST("/v1/convert", { params: { query: { from: "docx" } }, body: { file }, parseAs: "arrayBuffer" });
 process.stdout.write(JSON.stringify({
   health: [health.response.status, health.data.version],
   refused: [refused.response.status, refused.error.code, isDocServiceError(refused.error)],
@@ -119,6 +124,20 @@ process.stdout.write(JSON.stringify({
     assert.equal(answers.invalid[1], "VALIDATION_ERROR");
     assert.ok((answers.invalid[2] as string[]).includes("signer.email"), JSON.stringify(answers.invalid));
     assert.deepEqual(answers.converted, [200, "%PDF-"]);
+  });
+
+  test("@docservice/client: the README's example, as the tarball ships it, type-checks (strict, NodeNext, Node's types) and runs against the platform", async () => {
+    const [example] = codeBlocks(client.installed, "README.md").filter((block) => block.language === "ts");
+    assert.ok(example, "no ts example in the README");
+    copyFileSync(fileURLToPath(new URL("../../examples/contract.docx", import.meta.url)), join(client.project, "contract.docx"));
+    const source = example.code.replaceAll("http://localhost:8080", platform.base);
+    await typecheckConsumer(client.project, "@docservice/client", source, {}, ["nodenext-node"]);
+    writeFileSync(join(client.project, "example.mts"), source);
+    const { stdout } = await run(process.execPath, ["example.mts"], { cwd: client.project, env: { ...plainEnv, DOCSERVICE_API_KEY: platform.apiKey } });
+    assert.equal(stdout.trim(), "contract.signed.pdf");
+    const signed = readFileSync(join(client.project, "contract.signed.pdf"));
+    assert.equal(signed.subarray(0, 5).toString(), "%PDF-");
+    assert.match(signed.toString("latin1"), /\/ByteRange\s*\[/);
   });
 
   test("@docservice/cli: the tarball holds the compiled command, README, CHANGELOG, LICENSE and notices; no TypeScript at run time", () => {
