@@ -40,6 +40,7 @@ function openTemplate(bytes: Buffer): DocxPackage {
   try {
     return DocxPackage.open(bytes);
   } catch (error) {
+    if (error instanceof ServiceError) throw error; // the XML's size or depth, refused before parsing
     throw new ServiceError("UNPROCESSABLE_DOCUMENT", `The template's XML cannot be read: ${(error as Error).message.split("\n")[0]}.`, { cause: error });
   }
 }

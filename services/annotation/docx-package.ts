@@ -1,5 +1,6 @@
 import { DOMParser, XMLSerializer, type Document } from "@xmldom/xmldom";
 import { strFromU8, strToU8, unzipSync, zipSync, type Unzipped } from "fflate";
+import { checkXmlShape } from "../core/xml-shape.js";
 
 /** Parts of a DOCX that hold content controls a template fills: the body, headers and footers. */
 const CONTENT_PART = /^word\/(document|header\d*|footer\d*)\.xml$/;
@@ -12,6 +13,8 @@ export class DocxPackage {
   /** The parsed content parts, by part name. */
   readonly contentParts = new Map<string, Document>();
   private readonly parsed = new Map<string, Document>();
+  /** Elements of the parts parsed so far: the whole package's are bounded, not only each part's. */
+  private elements = 0;
 
   private constructor(private readonly parts: Unzipped) {
     for (const name of Object.keys(parts)) if (CONTENT_PART.test(name)) this.contentParts.set(name, this.xml(name)!);
@@ -28,8 +31,10 @@ export class DocxPackage {
     if (cached) return cached;
     const bytes = this.parts[name];
     if (!bytes) return undefined;
+    const text = strFromU8(bytes);
+    this.elements = checkXmlShape(text, name, this.elements);
     // xmldom prints what it recovers from to the console; a fatal error still throws (the caller's 422)
-    const document = new DOMParser({ onError: () => {} }).parseFromString(strFromU8(bytes), "text/xml");
+    const document = new DOMParser({ onError: () => {} }).parseFromString(text, "text/xml");
     this.parsed.set(name, document);
     return document;
   }

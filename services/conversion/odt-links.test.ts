@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
+import { ServiceError } from "../core/errors.js";
 import { isPackageReference, stripOdtLinks } from "./odt-links.js";
 
 const NS = 'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:l="http://www.w3.org/1999/xlink"';
@@ -37,4 +38,16 @@ test("external references are removed, whatever the namespace prefix and however
 test("a document with nothing outside it is returned as it came", () => {
   const source = odt('<text:p><text:a l:href="https://example.com/">link</text:a><draw:frame><draw:image l:href="Pictures/own.png"/></draw:frame></text:p>');
   assert.equal(stripOdtLinks(source), source);
+});
+
+test("a part far larger than a document's is refused before it is parsed; one that points nowhere outside is not parsed at all", () => {
+  const link = '<draw:frame><draw:image l:href="http://example.com/a.png"/></draw:frame>';
+  const started = performance.now();
+  assert.throws(
+    () => stripOdtLinks(odt(link + "<text:p/>".repeat(2_000_000))),
+    (error: ServiceError) => error.code === "UNPROCESSABLE_DOCUMENT" && /more than 500000 XML elements \(content\.xml\)/.test(error.message),
+  );
+  const unlinked = odt("<text:p/>".repeat(2_000_000));
+  assert.equal(stripOdtLinks(unlinked), unlinked);
+  assert.ok(performance.now() - started < 5000, `${performance.now() - started} ms`);
 });

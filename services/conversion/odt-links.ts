@@ -1,5 +1,6 @@
 import { DOMParser, XMLSerializer, type Element } from "@xmldom/xmldom";
 import { strFromU8, strToU8, unzipSync, zipSync, type Zippable } from "fflate";
+import { checkXmlShape, XML_LIMITS, type XmlLimits } from "../core/xml-shape.js";
 
 const XLINK = "http://www.w3.org/1999/xlink";
 const TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0";
@@ -36,9 +37,13 @@ export function isPackageReference(href: string): boolean {
 export function stripOdtLinks(bytes: Buffer): Buffer {
   const parts = unzipSync(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   let changed = false;
+  let elements = 0;
   for (const [name, data] of Object.entries(parts)) {
     if (!name.endsWith(".xml") || name.startsWith("META-INF/")) continue;
-    const cleaned = withoutExternalReferences(strFromU8(data));
+    const xml = strFromU8(data);
+    if (!mayReferOutside(xml)) continue;
+    elements = checkXmlShape(xml, name, elements, ODT_XML_LIMITS);
+    const cleaned = withoutExternalReferences(xml);
     if (cleaned !== undefined) {
       parts[name] = strToU8(cleaned);
       changed = true;
@@ -51,11 +56,20 @@ export function stripOdtLinks(bytes: Buffer): Buffer {
   return Buffer.from(zipSync(zipped, { level: 6 }));
 }
 
+/**
+ * The XML an ODT's parts that may point outside it hold, together, before
+ * they are parsed: more than a template's, since a long document converts
+ * with its links, and read on the sanitizer thread, not the one that answers
+ * requests (a million elements took that thread past its heap).
+ */
+const ODT_XML_LIMITS: XmlLimits = { ...XML_LIMITS, maxElements: 500_000 };
+
 /** A reference attribute whose value may point outside the package (a cheap test before parsing; entities and "./" parse too). */
 const MAYBE_EXTERNAL = /href\s*=\s*["']\s*(?:[/\\&.]|[A-Za-z][\w+.-]*:)/;
 
+const mayReferOutside = (xml: string) => xml.includes(XLINK) && MAYBE_EXTERNAL.test(xml);
+
 function withoutExternalReferences(xml: string): string | undefined {
-  if (!xml.includes(XLINK) || !MAYBE_EXTERNAL.test(xml)) return undefined;
   const document = new DOMParser({ onError: () => {} }).parseFromString(xml, "text/xml");
   let changed = false;
   const walk = (element: Element) => {
