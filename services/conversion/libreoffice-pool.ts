@@ -9,6 +9,7 @@ import type { Converter, ConverterLoad } from "./converter.js";
 import { libreOfficeExport, type LibreOfficeExport } from "./libreoffice-export.js";
 import type { FormatSpec } from "./source-format.js";
 import { convertCold } from "./cold-conversion.js";
+import { reapGroupsIn } from "./process-groups.js";
 import { ConversionFault, UnoserverInstance } from "./unoserver-instance.js";
 
 export interface PoolSettings {
@@ -74,6 +75,8 @@ export class LibreOfficePool implements Converter {
   /** Starts every instance in parallel; jobs submitted meanwhile wait in the queue. */
   async start(): Promise<void> {
     const started = performance.now();
+    const reaped = reapGroupsIn(this.settings.directory);
+    if (reaped > 0) this.settings.logger.warn({ groups: reaped, directory: this.settings.directory }, "killed LibreOffice processes an earlier run left in the pool's directory");
     await Promise.all(this.slots.map((slot) => this.startSlot(slot)));
     this.settings.logger.info(
       { instances: this.slots.filter((s) => s.state === "idle" || s.state === "busy").length, of: this.slots.length, ms: Math.round(performance.now() - started) },
