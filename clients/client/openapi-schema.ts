@@ -1252,6 +1252,7 @@ export interface operations {
                     /** @description Any JSON object (or null): dimensions to count usage by (`groupBy=metadata.<key>` of /v1/usage), never part of a document's identity. At most 2048 bytes as JSON, 4 levels deep and 64 keys, keys of at most 64 characters: what goes beyond them is left out and listed in `metadataDropped`, and the events are accepted all the same. */
                     metadata?: unknown;
                     events: {
+                        /** @description When the document was opened (the client's clock): from 2000-01-01T00:00:00.000Z to a day past the server's clock. */
                         timestamp: string;
                         documentId: string;
                         /** @default null */
@@ -1374,12 +1375,12 @@ export interface operations {
                         }[];
                         /**
                          * Format: date-time
-                         * @description When the license key's first open happened, in or before the range: its whole history, not only the range's.
+                         * @description When the license key's first open happened, in or before the range: its whole history, not only the range's. Absent when there was none, or when it is a time a protobuf Timestamp cannot hold (accepted before event times were bounded).
                          */
                         firstSeen?: string;
                         /**
                          * Format: date-time
-                         * @description When the license key's latest open happened, in or after the range: its whole history, not only the range's.
+                         * @description When the license key's latest open happened, in or after the range: its whole history, not only the range's. Absent likewise.
                          */
                         lastSeen?: string;
                         /** @description With groupBy: per value of the key, most documents first. */
@@ -1438,12 +1439,12 @@ export interface operations {
                         }[];
                         /**
                          * Format: date-time
-                         * @description When the license key's first open happened, in or before the range: its whole history, not only the range's.
+                         * @description When the license key's first open happened, in or before the range: its whole history, not only the range's. Absent when there was none, or when it is a time a protobuf Timestamp cannot hold (accepted before event times were bounded).
                          */
                         firstSeen?: string;
                         /**
                          * Format: date-time
-                         * @description When the license key's latest open happened, in or after the range: its whole history, not only the range's.
+                         * @description When the license key's latest open happened, in or after the range: its whole history, not only the range's. Absent likewise.
                          */
                         lastSeen?: string;
                         /** @description With groupBy: per value of the key, most documents first. */

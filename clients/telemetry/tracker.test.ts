@@ -159,6 +159,27 @@ describe("createUsageTracker", () => {
       assert.deepEqual(reportOf(calls[0]).events[0].documentId, "HASH-0000ABCD");
     }));
 
+  test("a clock that dates the open before REPORT_LIMITS.eventTime.earliest sends nothing (the platform refuses such a time), and the id is still returned", (t) =>
+    withCollector(t, async (collector) => {
+      const tracker = createUsageTracker({ telemetry: { endpoint: collector.endpoint } });
+      const earliest = Date.parse(REPORT_LIMITS.eventTime.earliest);
+      const clock = t.mock.method(Date, "now", () => 0);
+      for (const now of [Date.parse("0000-01-01T00:00:00.000Z"), 0, earliest - 1]) {
+        clock.mock.mockImplementation(() => now);
+        assert.equal(tracker.trackOpen({ documentId: "HASH-00000001", documentCreatedAt: null })!.documentId, "HASH-00000001");
+      }
+      clock.mock.mockImplementation(() => earliest);
+      tracker.trackOpen({ documentId: "HASH-00000002", documentCreatedAt: null });
+      clock.mock.restore();
+      await collector.waitFor(1);
+      await pause(100);
+      // the collector judges by the platform's own rules (withCollector), by the real clock: the earliest time is accepted
+      assert.deepEqual(
+        collector.requests.map((request) => JSON.parse(request.body).events[0]),
+        [{ timestamp: REPORT_LIMITS.eventTime.earliest, documentId: "HASH-00000002", documentCreatedAt: null }],
+      );
+    }));
+
   test("license key: the root key wins over the deprecated telemetry.licenseKey", (t) =>
     withCollector(t, async (collector) => {
       const cases: Array<[Parameters<typeof createUsageTracker>[0], string]> = [

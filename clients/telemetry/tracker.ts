@@ -7,6 +7,7 @@ import { browserInfo, pageOrigin, type BrowserInfo } from "./browser-info.js";
 import { computeDocumentId, type DocumentIdentity } from "./document-id.js";
 import { openDocumentSession, type DocumentSession } from "./document-session.js";
 import { asJson, boundMetadata, type Metadata, type MetadataDrop } from "./metadata.js";
+import { eventTimeWindow, isWithinEventTimeWindow } from "./report-limits.js";
 import { LIBRARY_VERSION } from "./version.js";
 
 /** The key of community and evaluation use, sent when no license key is configured. */
@@ -180,11 +181,14 @@ export function createUsageTracker(options: UsageTrackerOptions = {}): UsageTrac
     const fetch = transport ?? (globalThis as { fetch?: FetchLike }).fetch;
     const url = resolveEndpoint(endpoint);
     if (typeof fetch !== "function" || url === undefined) return;
+    // A clock that dates the open before REPORT_LIMITS.eventTime.earliest is wrong, and the platform would refuse the report.
+    const now = Date.now();
+    if (!isWithinEventTimeWindow(eventTimeWindow(now), now)) return;
     const report: UsageReport = {
       libraryVersion: LIBRARY_VERSION,
       browserInfo: browserInfo(),
       ...(metadata && { metadata }),
-      events: [{ timestamp: new Date().toISOString(), documentId: identity.documentId, documentCreatedAt: identity.documentCreatedAt }],
+      events: [{ timestamp: new Date(now).toISOString(), documentId: identity.documentId, documentCreatedAt: identity.documentCreatedAt }],
     };
     const body = JSON.stringify(report);
     const pending = fetch(url, {

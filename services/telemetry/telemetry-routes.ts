@@ -104,8 +104,10 @@ export function telemetryRoutes(telemetry: TelemetryModuleApi, limits: Telemetry
       },
       async handle(context) {
         // The body is checked and converted here, once: the report reaches the service as a UsageReport (usage-report.ts).
+        // The event times accepted are decided as the request arrives (eventTimeWindow), however long its body takes.
+        const arrived = Date.now();
         const licenseKey = licenseKeyHeader(context);
-        const response = await telemetry.accept(usageReportFromJson(await readJsonBody(context.request, limits.collectBodyBytes), licenseKey));
+        const response = await telemetry.accept(usageReportFromJson(await readJsonBody(context.request, limits.collectBodyBytes), licenseKey, arrived));
         const { accepted, metadataDropped } = response;
         return { status: 202, body: metadataDropped.length > 0 ? { accepted, metadataDropped } : { accepted } };
       },
@@ -142,8 +144,18 @@ export function telemetryRoutes(telemetry: TelemetryModuleApi, limits: Telemetry
           opens: { type: "integer" },
           byDay: { type: "array", items: countsSchema("date") },
           byMonth: { type: "array", items: countsSchema("month"), description: "Whole calendar months the range touches." },
-          firstSeen: { type: "string", format: "date-time", description: "When the license key's first open happened, in or before the range: its whole history, not only the range's." },
-          lastSeen: { type: "string", format: "date-time", description: "When the license key's latest open happened, in or after the range: its whole history, not only the range's." },
+          firstSeen: {
+            type: "string",
+            format: "date-time",
+            description:
+              "When the license key's first open happened, in or before the range: its whole history, not only the range's. " +
+              "Absent when there was none, or when it is a time a protobuf Timestamp cannot hold (accepted before event times were bounded).",
+          },
+          lastSeen: {
+            type: "string",
+            format: "date-time",
+            description: "When the license key's latest open happened, in or after the range: its whole history, not only the range's. Absent likewise.",
+          },
           grouped: {
             type: "object",
             description: "With groupBy: per value of the key, most documents first.",

@@ -83,6 +83,29 @@ describe("TelemetryService: a report from a Connect or gRPC caller is held to th
     assert.equal((await telemetry.collect(report(event(`ünïcode-${"d".repeat(120)}`)))).accepted, 1);
   });
 
+  test("event times: from 2000-01-01 to a day past the service's clock, as the wire decodes them; outside is a VALIDATION_ERROR naming each event", async () => {
+    const DAY = 24 * 3600 * 1000;
+    const clock = Date.parse("2026-12-06T18:00:00.000Z");
+    const service = new TelemetryService(intake, usageStore, licenseKeys, () => new Date(clock));
+    const opens = (...times: Date[]) => report({ events: times.map((timestamp) => ({ timestamp, documentId: "HASH-00000001" })) });
+    const wire = (request: CollectRequest) => CollectRequest.decode(CollectRequest.encode(request).finish());
+    const refused = ["0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00.000Z", "1999-12-31T23:59:59.999Z"].map((t) => new Date(t));
+    refused.push(new Date(clock + 7 * DAY), new Date(clock + DAY + 1));
+    const error = await rejection(service.collect(wire(opens(new Date(clock), ...refused))), "VALIDATION_ERROR");
+    const issue = "must be from 2000-01-01T00:00:00.000Z to a day past the server's clock (2026-12-07T18:00:00.000Z)";
+    assert.deepEqual(error.details, refused.map((_, i) => ({ field: `events[${i + 1}].timestamp`, issue })));
+    assert.deepEqual(await fields(service.collect(opens(new Date(Number.NaN)))), ["events[0].timestamp"]);
+
+    accepted.length = 0;
+    const times = [new Date(clock), new Date(clock + 5 * 60_000), new Date(clock + DAY), new Date("2000-01-01T00:00:00.000Z")];
+    assert.equal((await service.collect(wire(opens(...times)))).accepted, 4);
+    assert.deepEqual(accepted[0]!.map((record) => record.openedAt), times.map((t) => t.toISOString()));
+
+    // by the real clock: now and a clock minutes ahead are accepted, a week ahead is not
+    assert.equal((await telemetry.collect(opens(new Date(), new Date(Date.now() + 10 * 60_000)))).accepted, 2);
+    assert.deepEqual(await fields(telemetry.collect(opens(new Date(Date.now() + 7 * DAY)))), ["events[0].timestamp"]);
+  });
+
   test("texts and the number of events are bounded", async () => {
     const text = "x".repeat(5000);
     assert.deepEqual(await fields(telemetry.collect(report({ libraryVersion: text, browserInfo: { userAgent: text, currentUrl: text, hostname: text } }))), [

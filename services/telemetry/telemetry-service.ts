@@ -56,7 +56,7 @@ export class TelemetryService implements TelemetryModuleApi {
    * a well-formed one that is not registered UNAUTHENTICATED (401).
    */
   async collect(request: CollectRequest): Promise<CollectResponse> {
-    return this.accept(usageReportFromCollectRequest(request));
+    return this.accept(usageReportFromCollectRequest(request, this.now().getTime()));
   }
 
   /** A report an edge has checked and converted (usage-report.ts): accepted once its license key is known and its events are durable. */
@@ -101,8 +101,8 @@ export class TelemetryService implements TelemetryModuleApi {
       opens: usage.opens,
       byDay: usage.byDay,
       byMonth: usage.byMonth,
-      firstSeen: usage.firstSeen ? new Date(usage.firstSeen) : undefined,
-      lastSeen: usage.lastSeen ? new Date(usage.lastSeen) : undefined,
+      firstSeen: timestampOf(usage.firstSeen),
+      lastSeen: timestampOf(usage.lastSeen),
       grouped: grouped && { ...grouped, otherValues: grouped.otherValues && { value: "", ...grouped.otherValues } },
     };
   }
@@ -143,6 +143,28 @@ export class TelemetryService implements TelemetryModuleApi {
     this.knownKeys.set(licenseKey, { known, until: Date.now() + KEY_CACHE_MS });
     return known;
   }
+}
+
+/** The range of google.protobuf.Timestamp in milliseconds: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. */
+const TIMESTAMP_RANGE = { min: Date.parse("0001-01-01T00:00:00.000Z"), max: Date.parse("9999-12-31T23:59:59.999Z") };
+
+/**
+ * A stored first or last seen (ISO 8601) as the Date of a
+ * google.protobuf.Timestamp, undefined when there is none or a Timestamp
+ * cannot hold it. Times accepted before event times were held to
+ * REPORT_LIMITS.eventTime may be anything from year 0 to 9999: year 0 is
+ * outside Timestamp's range, which Connect's JSON encoder refuses (every
+ * GetUsage of the key failed, 500, whatever its range), and a time before 1970
+ * with milliseconds becomes negative nanos in ts-proto's encoding, which it
+ * refuses too. Such a time is left out rather than clamped: a clamped time
+ * would tell of an open nobody made as a fact, where an absent one says it is
+ * not known, as for a key without opens (clients already expect that).
+ */
+function timestampOf(stored: string | undefined): Date | undefined {
+  if (!stored) return undefined;
+  const time = Date.parse(stored);
+  const encodable = time >= TIMESTAMP_RANGE.min && time <= TIMESTAMP_RANGE.max && (time >= 0 || time % 1000 === 0);
+  return encodable ? new Date(time) : undefined;
 }
 
 /** The metadata key of `groupBy=metadata.<key>`, or a VALIDATION_ERROR naming groupBy. */

@@ -59,3 +59,10 @@ test("a message from before (one record) still reads; what is not a usage record
     ["lk-a-event-0"],
   );
 });
+
+test("records accepted before event times were bounded (REPORT_LIMITS.eventTime) still read back, for the spool and Kafka to replay", () => {
+  const times = ["0000-01-01T00:00:00.000Z", "1969-12-31T23:59:59.500Z", "1970-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"];
+  const records = report("lk-a", times.length).map((record, i) => ({ ...record, openedAt: times[i]! }));
+  assert.deepEqual(readBack(serializeUsageRecords(records).values), records);
+  for (const record of records) assert.deepEqual(parseUsageRecord(JSON.stringify(record)), record);
+});

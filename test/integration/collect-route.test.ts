@@ -1,8 +1,12 @@
 // POST /v1/collect, GET /v1/usage and the license-key admin routes on the
 // embedded platform (no Kafka, no Redis: the in-process pipeline and LMDB),
-// including every bad-input rule and CORS.
+// including every bad-input rule and CORS; event times and first seen also
+// over Connect.
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { open as openLmdb } from "lmdb";
+import { CollectRequest } from "../../gen/ts-proto/docservice/v1/telemetry.js";
 import { startPlatform, type Platform } from "../support/platform.js";
 import { ADMIN_TOKEN, collect, report, today, usage } from "../support/usage-reports.js";
 
@@ -149,6 +153,80 @@ describe("/v1/collect and /v1/usage (embedded pipeline)", () => {
     assert.equal(tooLarge.status, 413);
     const notJson = await fetch(`${base}/v1/collect`, { method: "POST", headers: { "Content-Type": "text/plain" }, body: "hi" });
     assert.equal(notJson.status, 415);
+  });
+
+  test("an event time before 2000 or more than a day ahead is a 400 naming the event, on /v1 and Connect; now and minutes ahead are counted", async () => {
+    const key = ((await (await admin("POST", "/v1/admin/license-keys", { customer: "Clock" })).json()) as any).licenseKey;
+    const DAY = 24 * 3600 * 1000;
+    const at = (ms: number) => new Date(ms).toISOString();
+    const refused = ["0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00.000Z", at(Date.now() + 7 * DAY)];
+    const events = (...timestamps: string[]) => timestamps.map((timestamp, i) => ({ timestamp, documentId: `HASH-0000000${i}`, documentCreatedAt: null }));
+
+    const v1 = await collect(base, { libraryVersion: "1", events: events(at(Date.now()), ...refused) }, key);
+    assert.equal(v1.status, 400, JSON.stringify(v1.body));
+    assert.equal(v1.body.code, "VALIDATION_ERROR");
+    assert.deepEqual(v1.body.details.map((d: { field: string }) => d.field), refused.map((_, i) => `events[${i + 1}].timestamp`));
+    assert.match(v1.body.details[0].issue, /^must be from 2000-01-01T00:00:00\.000Z to a day past the server's clock/);
+
+    const connect = (timestamp: string) =>
+      fetch(`${base}/docservice.v1.TelemetryService/Collect`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ licenseKey: key, libraryVersion: "1", events: [{ timestamp, documentId: "HASH-00000001" }] }),
+      });
+    for (const timestamp of refused) {
+      const answer = await connect(timestamp);
+      const text = await answer.text();
+      assert.equal(answer.status, 400, `${timestamp}: ${text}`);
+      assert.equal(JSON.parse(text).code, "invalid_argument");
+      // Timestamp's JSON form has no year 0: protobuf's own decoding refuses it before the service sees it
+      if (!timestamp.startsWith("0000")) assert.match(JSON.parse(text).message, /events\[0\]\.timestamp: must be from 2000-01-01/, timestamp);
+    }
+    // in Connect's binary form (as over gRPC) year 0 is a Timestamp like any other: the service's edge names it
+    const binary = await fetch(`${base}/docservice.v1.TelemetryService/Collect`, {
+      method: "POST",
+      headers: { "Content-Type": "application/proto" },
+      body: CollectRequest.encode(CollectRequest.fromPartial({ licenseKey: key, libraryVersion: "1", events: [{ timestamp: new Date(refused[0]!), documentId: "HASH-00000001" }] })).finish(),
+    });
+    const binaryError = (await binary.json()) as { code: string; message: string };
+    assert.deepEqual([binary.status, binaryError.code], [400, "invalid_argument"]);
+    assert.match(binaryError.message, /events\[0\]\.timestamp: must be from 2000-01-01/);
+    assert.equal((await usage(base, key, today(), today())).body.opens, 0, "nothing refused was counted");
+
+    assert.equal((await collect(base, { libraryVersion: "1", events: events(at(Date.now()), at(Date.now() + 5 * 60_000)) }, key)).status, 202);
+    for (const timestamp of [at(Date.now()), at(Date.now() + 5 * 60_000)]) {
+      const answer = await connect(timestamp);
+      assert.equal(answer.status, 200, await answer.text());
+    }
+    const counted = await usage(base, key, today(), at(Date.now() + 5 * 60_000).slice(0, 10));
+    assert.equal(counted.body.opens, 4, JSON.stringify(counted.body));
+  });
+
+  test("a first seen that no Timestamp holds, stored before event times were bounded, is left out: GetUsage answers 200 over Connect and /v1", async () => {
+    const key = ((await (await admin("POST", "/v1/admin/license-keys", { customer: "Year zero" })).json()) as any).licenseKey;
+    assert.equal((await collect(base, report(["HASH-0000Z001"]), key)).status, 202);
+    // what /v1/collect accepted before: an open in year 0, written into the platform's store (LMDB, opened by both processes)
+    const store = openLmdb({ path: join(platform.dataDir, "usage"), compression: false });
+    try {
+      const span = store.get(`span:${encodeURIComponent(key)}`) as { first: string; last: string };
+      await store.put(`span:${encodeURIComponent(key)}`, { first: "0000-01-01T00:00:00.000Z", last: span.last });
+    } finally {
+      await store.close();
+    }
+    for (const [from, to] of [[today(), today()], ["2020-01-01", "2020-01-31"]]) {
+      const answer = await fetch(`${base}/docservice.v1.TelemetryService/GetUsage`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ licenseKey: key, from, to }),
+      });
+      const body = (await answer.json()) as any;
+      assert.equal(answer.status, 200, JSON.stringify(body));
+      assert.equal(body.firstSeen, undefined);
+      assert.equal(new Date(body.lastSeen).toISOString().slice(0, 10), today());
+      const v1 = await usage(base, key, from, to);
+      assert.equal(v1.status, 200);
+      assert.deepEqual([v1.body.firstSeen, v1.body.lastSeen?.slice(0, 10)], [undefined, today()]);
+    }
   });
 
   test("a license key no store could hold is a 400 naming where it came from, wherever it is sent", async () => {

@@ -20,6 +20,11 @@ import { RedisUsageStore } from "../../services/telemetry/usage/redis-usage-stor
 import type { UsageRecord } from "../../services/telemetry/usage-record.js";
 import { EVENT_ID_MEMORY_SECONDS, type PartitionBatch, type Usage, type UsageStore } from "../../services/telemetry/usage/usage-store.js";
 import { startRedis, type RedisServer } from "../support/redis.js";
+import { fromBinary, toJson } from "@bufbuild/protobuf";
+import { GetUsageResponseSchema } from "../../gen/es/docservice/v1/telemetry_pb.js";
+import { GetUsageResponse } from "../../gen/ts-proto/docservice/v1/telemetry.js";
+import type { UsageIntake } from "../../services/telemetry/intake/usage-intake.js";
+import { TelemetryService } from "../../services/telemetry/telemetry-service.js";
 
 
 /** A fresh license key per test, so the tests of one store do not see each other's counts. */
@@ -113,7 +118,43 @@ async function earlierUsageKeepsAnswering(writeEarlier: (key: string, day: strin
   assert.deepEqual([after.documents, after.opens], [3, 4], "HASH-00000001 met its earlier member; HASH-00000002's earlier one was per metadata");
 }
 
+/**
+ * GetUsage of `licenseKey` over `store` as gRPC and Connect answer it: the response, its first and
+ * last seen, and the same as Connect's JSON (ts-proto's binary read by protobuf-es, as the gateway's
+ * bridge does), which throws for a Timestamp outside 0001-9999 or with negative nanos.
+ */
+async function getUsageOverTheWire(store: UsageStore, licenseKey: string, from: string, to: string) {
+  const telemetry = new TelemetryService({} as UsageIntake, store, {} as LicenseKeyStore);
+  const response = await telemetry.getUsage({ licenseKey, from, to, groupBy: "" });
+  const json = toJson(GetUsageResponseSchema, fromBinary(GetUsageResponseSchema, GetUsageResponse.encode(response).finish())) as { firstSeen?: string; lastSeen?: string };
+  const iso = (text: string | undefined) => (text === undefined ? undefined : new Date(text).toISOString());
+  return { response, seen: [response.firstSeen?.toISOString(), response.lastSeen?.toISOString()], jsonSeen: [iso(json.firstSeen), iso(json.lastSeen)] };
+}
+
 function usageContract(store: () => UsageStore) {
+  test("first/last seen accepted before event times were bounded never fail GetUsage: what a Timestamp cannot hold is left out, for every range", async () => {
+    const cases: Array<[opens: string[], firstSeen: string | undefined, lastSeen: string | undefined]> = [
+      // year 0, as /v1/collect accepted it: outside Timestamp's range
+      [["0000-01-01T00:00:00.000Z", "2026-11-20T10:00:00.000Z"], undefined, "2026-11-20T10:00:00.000Z"],
+      // before 1970 with milliseconds: negative nanos in ts-proto's Timestamp; the last day of year 9999 is within range
+      [["1969-12-31T23:59:59.500Z", "9999-12-31T23:59:59.999Z"], undefined, "9999-12-31T23:59:59.999Z"],
+      // Timestamp's first second, and whole seconds before 1970, are told
+      [["0001-01-01T00:00:00.000Z", "1969-12-31T23:59:59.000Z"], "0001-01-01T00:00:00.000Z", "1969-12-31T23:59:59.000Z"],
+    ];
+    for (const [opens, firstSeen, lastSeen] of cases) {
+      const key = newKey("seen");
+      // as the spool or Kafka replays records accepted before the rule: still applied, and held as written
+      await store().record(opens.map((openedAt, i) => open(key, `HASH-0000000${i}`, openedAt)));
+      const stored = await store().usage(key, "2026-11-20", "2026-11-20");
+      assert.deepEqual([stored.firstSeen, stored.lastSeen], opens);
+      for (const [from, to] of [["2026-11-01", "2026-11-30"], ["2020-01-01", "2020-01-31"], ["9999-12-01", "9999-12-31"]]) {
+        const { seen, jsonSeen } = await getUsageOverTheWire(store(), key, from, to);
+        assert.deepEqual(seen, [firstSeen, lastSeen], `${opens.join(", ")}: ${from}..${to}`);
+        assert.deepEqual(jsonSeen, [firstSeen, lastSeen]);
+      }
+    }
+  });
+
   test("groupBy a metadata key: exact documents and opens per value, per month and over the range; a document under two values counts in each", async () => {
     const key = newKey("groups");
     await store().record([
@@ -591,6 +632,14 @@ describe("RedisUsageStore and RedisLicenseKeyStore (real Redis)", () => {
     assert.ok(ttl > EVENT_ID_MEMORY_SECONDS - 60 && ttl <= EVENT_ID_MEMORY_SECONDS, `ttl ${ttl}`);
     await usageStore.usage(record.licenseKey, "2026-11-01", "2026-11-30");
     assert.deepEqual(await client.keys("ds:usage:tmp:*"), []);
+  });
+
+  test("a first/last seen written straight into Redis that no Timestamp holds, or no time at all, is left out of GetUsage", async () => {
+    const key = newKey("raw-seen");
+    await usageStore.record([open(key, "HASH-00000001", "2026-11-20T10:00:00.000Z")]);
+    await client.hSet(`ds:usage:key:${key}:span`, { first: "0000-01-01T00:00:00.000Z", last: "not a time" });
+    const { response, seen, jsonSeen } = await getUsageOverTheWire(usageStore, key, "2026-11-20", "2026-11-20");
+    assert.deepEqual([seen, jsonSeen, response.opens], [[undefined, undefined], [undefined, undefined], 1]);
   });
 
   test("eventIds that are not UUIDs are remembered too", async () => {

@@ -3,7 +3,7 @@ import { validationError, type FieldIssue } from "../../core/errors.js";
 import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
 import { COMMUNITY_LICENSE_KEY, licenseKeyIssue } from "../license-keys/license-key.js";
 import { boundMetadata } from "../../../clients/telemetry/metadata.js";
-import { REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
+import { eventTimeWindow, isWithinEventTimeWindow, REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
 import type { UsageReport } from "../usage-report.js";
 
 const { maxDocumentIdChars, maxEvents, maxTextChars } = REPORT_LIMITS;
@@ -12,9 +12,11 @@ const { maxDocumentIdChars, maxEvents, maxTextChars } = REPORT_LIMITS;
  * The gRPC and Connect edge of the collect capability: a CollectRequest checked
  * and converted to a UsageReport in one place, or a VALIDATION_ERROR naming
  * every problem. Held to the same limits as the JSON body of /v1/collect
- * (usage-report.ts), which these callers reach the service without.
+ * (usage-report.ts), which these callers reach the service without; event
+ * times too, by the window `now` (ms since the epoch) decides.
  */
-export function usageReportFromCollectRequest(request: CollectRequest): UsageReport {
+export function usageReportFromCollectRequest(request: CollectRequest, now: number = Date.now()): UsageReport {
+  const window = eventTimeWindow(now);
   const issues: FieldIssue[] = [];
   const keyIssue = request.licenseKey ? licenseKeyIssue(request.licenseKey) : undefined;
   if (keyIssue) issues.push({ field: "licenseKey", issue: keyIssue });
@@ -31,7 +33,8 @@ export function usageReportFromCollectRequest(request: CollectRequest): UsageRep
     throw validationError(issues);
   }
   request.events.forEach((event, i) => {
-    if (!event.timestamp || Number.isNaN(event.timestamp.getTime())) issues.push({ field: `events[${i}].timestamp`, issue: "is required" });
+    if (!event.timestamp) issues.push({ field: `events[${i}].timestamp`, issue: "is required" });
+    else if (!isWithinEventTimeWindow(window, event.timestamp.getTime())) issues.push({ field: `events[${i}].timestamp`, issue: window.issue });
     if (!event.documentId || event.documentId.length > maxDocumentIdChars) {
       issues.push({ field: `events[${i}].documentId`, issue: `must be 1 to ${maxDocumentIdChars} characters` });
     } else if (!NO_CONTROL_CHARACTERS.test(event.documentId)) {

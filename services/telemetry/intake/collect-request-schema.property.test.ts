@@ -34,11 +34,13 @@ function outcome(body: unknown): "accepted" | "refused" {
   }
 }
 
-/** A time the reference client sends: `new Date().toISOString()` (years 0–9999, milliseconds, Z). */
+/** A time as `new Date().toISOString()` writes it (years 0–9999, milliseconds, Z): a document's creation may be any. */
 const isoTime = fc.date({ min: new Date("0000-01-01T00:00:00.000Z"), max: new Date("9999-12-31T23:59:59.999Z"), noInvalidDate: true }).map((d) => d.toISOString());
+/** The time of an open a client may report (REPORT_LIMITS.eventTime): from 2000-01-01 to now. */
+const openTime = fc.date({ min: new Date(REPORT_LIMITS.eventTime.earliest), max: new Date(), noInvalidDate: true }).map((d) => d.toISOString());
 
 const event = fc.record({
-  timestamp: isoTime,
+  timestamp: openTime,
   documentId: fc.string({ minLength: 1, maxLength: REPORT_LIMITS.maxDocumentIdChars, unit: "grapheme-ascii" }),
   documentCreatedAt: fc.option(isoTime, { nil: null }),
 });

@@ -78,6 +78,8 @@ test("every problem is named by its path in the JSON", () => {
 });
 
 test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000, 2024-2028 and 2100, judged as the calendar does", () => {
+  // a clock in 2101, so that every real day of 2000-2100 is within the event times accepted (1900 is before them)
+  const in2101 = Date.parse("2101-01-01T00:00:00.000Z");
   for (const year of [1900, 2000, 2024, 2025, 2026, 2027, 2028, 2100]) {
     for (let month = 1; month <= 12; month++) {
       for (let day = 1; day <= 31; day++) {
@@ -85,21 +87,44 @@ test("a timestamp's day must exist: every day 01-31 of every month of 1900, 2000
         const real = new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
         const body = { libraryVersion: "1", events: [{ ...event, timestamp: `${date}T09:30:00.000Z` }] };
         const refused = !real && issues(body).some((issue) => issue.issue === "is not a real calendar date");
-        if (real) parseCollectRequest(body);
+        if (real && year >= 2000) usageReportFromJson(body, KEY, in2101);
         assert.equal(refused, !real, date);
       }
     }
   }
 });
 
-test("an open counts on its UTC day: an offset moves it, and a time whose UTC year leaves 0-9999 is refused, not lost later", () => {
+test("an open counts on its UTC day: an offset moves it, also across the earliest time accepted", () => {
   const opened = (timestamp: string) => parseCollectRequest({ libraryVersion: "1", events: [{ ...event, timestamp }] }).events[0].openedAt;
   assert.equal(opened("2026-11-21T09:30:00.123Z"), "2026-11-21T09:30:00.123Z");
   assert.equal(opened("2026-11-21T23:30:00.000-01:00"), "2026-11-22T00:30:00.000Z");
-  assert.equal(opened("0000-01-01T00:30:00.000+00:30"), "0000-01-01T00:00:00.000Z");
-  for (const timestamp of ["0000-01-01T00:00:00.000+01:00", "9999-12-31T23:30:00.000-01:00"]) {
-    assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, timestamp }] }), [{ field: "events[0].timestamp", issue: "is outside the years 0 to 9999 in UTC" }], timestamp);
+  assert.equal(opened("2000-01-01T00:30:00.000+00:30"), "2000-01-01T00:00:00.000Z");
+  for (const timestamp of ["2000-01-01T00:30:00.000+01:00", "0000-01-01T00:00:00.000+01:00", "9999-12-31T23:30:00.000-01:00"]) {
+    assert.deepEqual(issues({ libraryVersion: "1", events: [{ ...event, timestamp }] }).map((i) => i.field), ["events[0].timestamp"], timestamp);
   }
+});
+
+test("event times: from 2000-01-01 to a day past the server's clock, decided once per report; outside is a 400 naming each event", () => {
+  const now = Date.parse("2026-12-06T18:00:00.000Z");
+  const at = (ms: number) => new Date(ms).toISOString();
+  const DAY = 24 * 3600 * 1000;
+  const report = (...timestamps: string[]) => ({ libraryVersion: "1", events: timestamps.map((timestamp) => ({ ...event, timestamp })) });
+  const accepted = [at(now), at(now + 5 * 60_000), at(now + DAY), "2000-01-01T00:00:00.000Z", "2026-11-21T09:30:00.000Z"];
+  assert.deepEqual(usageReportFromJson(report(...accepted), KEY, now).events.map((e) => e.openedAt), accepted);
+
+  const refused = ["0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "1970-01-01T00:00:00.000Z", at(now + 7 * DAY), at(now + DAY + 1), "1999-12-31T23:59:59.999Z"];
+  try {
+    usageReportFromJson(report(at(now), ...refused), KEY, now);
+    assert.fail("accepted");
+  } catch (error) {
+    assert.ok(error instanceof ServiceError && error.code === "VALIDATION_ERROR" && error.httpStatus === 400, String(error));
+    const issue = "must be from 2000-01-01T00:00:00.000Z to a day past the server's clock (2026-12-07T18:00:00.000Z)";
+    assert.deepEqual(error.details, refused.map((_, i) => ({ field: `events[${i + 1}].timestamp`, issue })));
+  }
+
+  // by the real clock, as the route calls it: the reference client's `new Date().toISOString()`, and a clock minutes ahead
+  parseCollectRequest(report(new Date().toISOString(), at(Date.now() + 10 * 60_000)));
+  assert.deepEqual(issues(report(at(Date.now() + 7 * DAY))).map((i) => i.field), ["events[0].timestamp"]);
 });
 
 test("documentId holds no control characters; documentCreatedAt is at most 64 characters", () => {

@@ -13,7 +13,7 @@ import { Ajv, type ErrorObject } from "ajv";
 import { validationError, type FieldIssue } from "../../core/errors.js";
 import { CONTROL_CHARACTERS_ISSUE, NO_CONTROL_CHARACTERS } from "../../core/identifier.js";
 import { boundMetadata, METADATA_LIMITS } from "../../../clients/telemetry/metadata.js";
-import { REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
+import { eventTimeWindow, isWithinEventTimeWindow, REPORT_LIMITS } from "../../../clients/telemetry/report-limits.js";
 import type { UsageReport } from "../usage-report.js";
 import { normalizedOpenedAt } from "../usage-record.js";
 
@@ -69,7 +69,12 @@ export const collectRequestJsonSchema = {
         type: "object",
         required: ["timestamp", "documentId"],
         properties: {
-          timestamp: { type: "string", pattern: TIMESTAMP, "x-issue": "must be an ISO 8601 time with milliseconds, e.g. 2026-11-21T09:30:00.000Z" },
+          timestamp: {
+            type: "string",
+            pattern: TIMESTAMP,
+            description: `When the document was opened (the client's clock): from ${REPORT_LIMITS.eventTime.earliest} to a day past the server's clock.`,
+            "x-issue": "must be an ISO 8601 time with milliseconds, e.g. 2026-11-21T09:30:00.000Z",
+          },
           documentId: { type: "string", minLength: 1, maxLength: REPORT_LIMITS.maxDocumentIdChars, pattern: NO_CONTROL_CHARACTERS.source, "x-issue": CONTROL_CHARACTERS_ISSUE },
           documentCreatedAt: {
             type: ["string", "null"],
@@ -92,19 +97,22 @@ const validate = ajv.compile<CollectRequestJson>(collectRequestJsonSchema);
 /**
  * The body as the UsageReport of `licenseKey` (already checked by the caller:
  * it comes in a header, see telemetry-routes.ts), or a VALIDATION_ERROR naming
- * every problem. Fills in defaults in `body` in place.
+ * every problem. Fills in defaults in `body` in place. `now` (ms since the
+ * epoch, when the request arrived) decides the event times accepted
+ * (eventTimeWindow, the client library's own rule).
  */
-export function usageReportFromJson(body: unknown, licenseKey: string): UsageReport {
+export function usageReportFromJson(body: unknown, licenseKey: string, now: number = Date.now()): UsageReport {
+  const window = eventTimeWindow(now);
   if (!validate(body)) throw validationError((validate.errors ?? []).map(fieldIssue));
   const issues: FieldIssue[] = [];
   const libraryVersion = body.libraryVersion ?? body.superdocVersion;
   if (libraryVersion === undefined) issues.push({ field: "libraryVersion", issue: "is required (or superdocVersion)" });
   // The pattern allows day 31 in every month; Date would roll 2026-02-31 over to March 3 and count the open on the wrong day.
-  // The pattern admits any UTC offset; the day counted is the UTC one, within years 0 to 9999.
+  // The pattern admits any UTC offset; the day counted is the UTC one, which must be within the window.
   const openedAt = body.events.map((event, i) => {
     if (!isCalendarDate(event.timestamp)) return void issues.push({ field: `events[${i}].timestamp`, issue: "is not a real calendar date" });
     const utc = normalizedOpenedAt(event.timestamp);
-    if (utc === undefined) issues.push({ field: `events[${i}].timestamp`, issue: "is outside the years 0 to 9999 in UTC" });
+    if (utc === undefined || !isWithinEventTimeWindow(window, Date.parse(utc))) return void issues.push({ field: `events[${i}].timestamp`, issue: window.issue });
     return utc;
   });
   if (issues.length > 0) throw validationError(issues);

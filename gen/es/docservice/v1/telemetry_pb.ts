@@ -92,7 +92,8 @@ export const ScreenSizeSchema: GenMessage<ScreenSize> = /*@__PURE__*/
  */
 export type UsageEvent = Message<"docservice.v1.UsageEvent"> & {
   /**
-   * When the document was opened (client clock).
+   * When the document was opened (client clock): from 2000-01-01T00:00:00Z to
+   * a day past the service's clock, else INVALID_ARGUMENT naming the event.
    *
    * @generated from field: google.protobuf.Timestamp timestamp = 1;
    */
@@ -327,14 +328,16 @@ export type GetUsageResponse = Message<"docservice.v1.GetUsageResponse"> & {
   byMonth: MonthlyUsage[];
 
   /**
-   * First time the key was seen opening a document, if ever.
+   * First time the key was seen opening a document, if ever; unset also when
+   * the stored time is one a Timestamp cannot hold (accepted before event
+   * times were bounded).
    *
    * @generated from field: google.protobuf.Timestamp first_seen = 8;
    */
   firstSeen?: Timestamp | undefined;
 
   /**
-   * Last time the key was seen opening a document, if ever.
+   * Last time the key was seen opening a document, if ever (unset likewise).
    *
    * @generated from field: google.protobuf.Timestamp last_seen = 9;
    */

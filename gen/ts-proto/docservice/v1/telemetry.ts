@@ -50,7 +50,10 @@ export interface ScreenSize {
 
 /** One document opened in a client editor. */
 export interface UsageEvent {
-  /** When the document was opened (client clock). */
+  /**
+   * When the document was opened (client clock): from 2000-01-01T00:00:00Z to
+   * a day past the service's clock, else INVALID_ARGUMENT naming the event.
+   */
   timestamp:
     | Date
     | undefined;
@@ -132,11 +135,15 @@ export interface GetUsageResponse {
   byDay: DailyUsage[];
   /** One entry per calendar month the range touches, counted over the whole month. */
   byMonth: MonthlyUsage[];
-  /** First time the key was seen opening a document, if ever. */
+  /**
+   * First time the key was seen opening a document, if ever; unset also when
+   * the stored time is one a Timestamp cannot hold (accepted before event
+   * times were bounded).
+   */
   firstSeen:
     | Date
     | undefined;
-  /** Last time the key was seen opening a document, if ever. */
+  /** Last time the key was seen opening a document, if ever (unset likewise). */
   lastSeen:
     | Date
     | undefined;
