@@ -700,7 +700,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request breaks a rule (`to`, a field without id or group, a value of the wrong shape); `details` lists every problem. */
+            /** @description The request breaks a rule (`to`, a field without id or group, a value of the wrong shape) or a limit (at most 1000 fields and 50 different signatures to draw, names and labels of at most 200 characters); `details` lists every problem. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -736,7 +736,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The template is damaged or encrypted, a field finds no control (or one of the wrong kind), an image is not a PNG or JPEG, or the URL could not be read; `details` lists every problem. */
+            /** @description The template is damaged or encrypted, a field finds no control (or one of the wrong kind), the fields would fill more than 10000 controls, an image is not a PNG or JPEG, or the URL could not be read; `details` lists every problem. */
             422: {
                 headers: {
                     [name: string]: unknown;

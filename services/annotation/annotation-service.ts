@@ -4,8 +4,9 @@ import { DOCX_CONTENT_TYPE } from "../conversion/convert-target.js";
 import { checkDocument } from "../conversion/document-check.js";
 import { formatByName } from "../conversion/source-format.js";
 import { documentBytes, type FetchDocumentOptions } from "../fetch/document-fetcher.js";
-import { ServiceError, validationError } from "../core/errors.js";
+import { ServiceError } from "../core/errors.js";
 import type { UnaryApi } from "../grpc/unary-api.js";
+import { checkAnnotateFields } from "./annotate-request-check.js";
 import { DocxPackage } from "./docx-package.js";
 import { fillTemplate } from "./fill-template.js";
 
@@ -19,16 +20,17 @@ export interface AnnotationDeps {
   fetch: Omit<FetchDocumentOptions, "maxBytes">;
 }
 
-/** Fills DOCX templates (fill-template.ts), and converts the result when PDF is asked for. */
+/** Fills DOCX templates (fill-template.ts), and converts the result when PDF is asked for; every caller's fields are held to /v1/annotate's rules (annotate-request-check.ts). */
 export class AnnotationService implements AnnotationApi {
   constructor(private readonly deps: AnnotationDeps) {}
 
   async annotate(request: AnnotateRequest): Promise<AnnotateResponse> {
-    if (request.fields.length === 0) throw validationError([{ field: "fields", issue: "must have at least one field" }]);
+    // the fields' rules and limits, whoever sent the message, before the template is fetched or read
+    checkAnnotateFields(request);
     const template = await documentBytes(request.document, { ...this.deps.fetch, maxBytes: this.deps.limits.maxDocumentBytes });
     await checkDocument(template, DOCX, this.deps.limits);
     const docx = openTemplate(template);
-    fillTemplate(docx, request.fields);
+    await fillTemplate(docx, request.fields);
     const filled = docx.toBuffer();
     if (!request.toPdf) return { document: filled, contentType: DOCX_CONTENT_TYPE };
     const converted = await this.deps.conversion.convert({ document: filled, format: DOCX, filename: "document.docx" });

@@ -5,22 +5,23 @@ import { AnnotationField } from "../../gen/ts-proto/docservice/v1/annotation.js"
 import { contractTemplate, inlineText, paragraph, plainTable, solidPng, templateDocx } from "../../test/support/docx-templates.js";
 import { ServiceError } from "../core/errors.js";
 import { DocxPackage } from "./docx-package.js";
+import { ANNOTATE_LIMITS } from "./annotate-request-schema.js";
 import { fillTemplate } from "./fill-template.js";
 
 const template = contractTemplate;
 
 const field = (f: Partial<AnnotationField>): AnnotationField => ({ ...AnnotationField.fromPartial({}), ...f });
 
-function filled(fields: AnnotationField[]): Record<string, string> {
+async function filled(fields: AnnotationField[]): Promise<Record<string, string>> {
   const docx = DocxPackage.open(template());
-  fillTemplate(docx, fields);
+  await fillTemplate(docx, fields);
   const parts = unzipSync(new Uint8Array(docx.toBuffer()));
   return Object.fromEntries(Object.entries(parts).map(([name, bytes]) => [name, name.endsWith(".png") ? `png:${bytes.length}` : strFromU8(bytes)]));
 }
 
-function rejection(fields: AnnotationField[]): ServiceError {
+async function rejection(fields: AnnotationField[]): Promise<ServiceError> {
   try {
-    fillTemplate(DocxPackage.open(template()), fields);
+    await fillTemplate(DocxPackage.open(template()), fields);
   } catch (error) {
     assert.ok(error instanceof ServiceError);
     return error;
@@ -29,8 +30,8 @@ function rejection(fields: AnnotationField[]): ServiceError {
 }
 
 describe("fillTemplate", () => {
-  test("text by tag, inline and around a paragraph; by title in the body and the header; lines; the placeholder flag gone", () => {
-    const parts = filled([
+  test("text by tag, inline and around a paragraph; by title in the body and the header; lines; the placeholder flag gone", async () => {
+    const parts = await filled([
       field({ id: "customer", type: "text", value: "Ada Lovelace" }),
       field({ id: "terms", type: "text", value: "Net 30.\nNo refunds." }),
       field({ group: "place", type: "text", value: "Zürich & <Basel>" }),
@@ -44,41 +45,41 @@ describe("fillTemplate", () => {
     assert.equal((body.match(/showingPlcHdr/g) ?? []).length, 2, "the picture and table controls, not filled, keep theirs");
   });
 
-  test("controls inside table cells and in the footer fill too", () => {
+  test("controls inside table cells and in the footer fill too", async () => {
     const docx = DocxPackage.open(
       templateDocx(plainTable(paragraph("Total: ", inlineText("total", "0", 1)), paragraph(inlineText("", "when", 2, "date"))), {
         footer: paragraph("Page footer, ", inlineText("", "when", 3, "date")),
       }),
     );
-    fillTemplate(docx, [field({ id: "total", type: "text", value: "1,350" }), field({ group: "date", type: "text", value: "25 November 2026" })]);
+    await fillTemplate(docx, [field({ id: "total", type: "text", value: "1,350" }), field({ group: "date", type: "text", value: "25 November 2026" })]);
     const parts = unzipSync(new Uint8Array(docx.toBuffer()));
     const body = strFromU8(parts["word/document.xml"]);
     assert.match(body, /<w:tc>.*Total: .*1,350.*<\/w:tc><w:tc>.*25 November 2026.*<\/w:tc>/s);
     assert.match(strFromU8(parts["word/footer1.xml"]), /Page footer, .*25 November 2026/s);
   });
 
-  test("keepTextNodeStyles keeps the template run's style without its placeholder style", () => {
-    const kept = filled([field({ id: "customer", type: "text", value: "Ada", keepTextNodeStyles: true })])["word/document.xml"];
+  test("keepTextNodeStyles keeps the template run's style without its placeholder style", async () => {
+    const kept = (await filled([field({ id: "customer", type: "text", value: "Ada", keepTextNodeStyles: true })]))["word/document.xml"];
     assert.match(kept, /<w:r><w:rPr><w:b\/><\/w:rPr><w:t xml:space="preserve">Ada<\/w:t>/);
-    const plain = filled([field({ id: "customer", type: "text", value: "Ada" })])["word/document.xml"];
+    const plain = (await filled([field({ id: "customer", type: "text", value: "Ada" })]))["word/document.xml"];
     assert.match(plain, /<w:r><w:t xml:space="preserve">Ada<\/w:t>/);
   });
 
-  test("an image: a new media part, related, content type known, sized to the control's box or to the dimensions", () => {
+  test("an image: a new media part, related, content type known, sized to the control's box or to the dimensions", async () => {
     const png = solidPng(300, 100, [0, 0, 255]);
-    const parts = filled([field({ id: "signature", type: "signature", value: `data:image/png;base64,${png.toString("base64")}` })]);
+    const parts = await filled([field({ id: "signature", type: "signature", value: `data:image/png;base64,${png.toString("base64")}` })]);
     assert.equal(parts["word/media/annotated-1.png"], `png:${png.length}`);
     assert.match(parts["word/_rels/document.xml.rels"], /Id="rIdAnnotated1"[^>]*Target="media\/annotated-1\.png"/);
     assert.match(parts["word/document.xml"], /<a:blip r:embed="rIdAnnotated1"\/>/);
     // 300×100 fitted into 1905000×952500 EMU: the width bounds it
     assert.match(parts["word/document.xml"], /<wp:extent cx="1905000" cy="635000"\/>/);
-    const sized = filled([field({ id: "signature", type: "image", value: png.toString("base64"), width: 150, height: 50 })]);
+    const sized = await filled([field({ id: "signature", type: "image", value: png.toString("base64"), width: 150, height: 50 })]);
     assert.match(sized["word/document.xml"], /<wp:extent cx="1428750" cy="476250"\/>.*<a:ext cx="1428750" cy="476250"\/>/s);
   });
 
-  test("a signature drawn from the name: a PNG as wide as the name, with its labels, fitted in the control", () => {
-    const short = filled([field({ id: "signature", type: "signature", signerName: "Al" })]);
-    const long = filled([field({ id: "signature", type: "signature", signerName: "Ada Augusta King, Countess of Lovelace", topLabel: "Signed by", bottomLabel: "2026-11-25" })]);
+  test("a signature drawn from the name: a PNG as wide as the name, with its labels, fitted in the control", async () => {
+    const short = await filled([field({ id: "signature", type: "signature", signerName: "Al" })]);
+    const long = await filled([field({ id: "signature", type: "signature", signerName: "Ada Augusta King, Countess of Lovelace", topLabel: "Signed by", bottomLabel: "2026-11-25" })]);
     const size = (parts: Record<string, string>) => {
       const [, cx, cy] = /<wp:extent cx="(\d+)" cy="(\d+)"\/>/.exec(parts["word/document.xml"])!.map(Number);
       return { bytes: Number(parts["word/media/annotated-1.png"].slice(4)), ratio: cx / cy };
@@ -87,16 +88,16 @@ describe("fillTemplate", () => {
     assert.ok(size(long).bytes > size(short).bytes);
   });
 
-  test("a table grows by the rows: copies of its last row's style, or plain rows", () => {
-    const styled = filled([field({ id: "items", type: "table", rows: [{ cells: ["apples", "12"] }, { cells: ["pears"] }], copyRowStyle: true })])["word/document.xml"];
+  test("a table grows by the rows: copies of its last row's style, or plain rows", async () => {
+    const styled = (await filled([field({ id: "items", type: "table", rows: [{ cells: ["apples", "12"] }, { cells: ["pears"] }], copyRowStyle: true })]))["word/document.xml"];
     assert.equal((styled.match(/<w:tr>/g) ?? []).length, 4);
     assert.match(styled, /<w:i\/><w:color w:val="C00000"\/><\/w:rPr><w:t xml:space="preserve">apples</);
-    const plain = filled([field({ id: "items", type: "table", rows: [{ cells: ["apples", "12"] }] })])["word/document.xml"];
+    const plain = (await filled([field({ id: "items", type: "table", rows: [{ cells: ["apples", "12"] }] })]))["word/document.xml"];
     assert.match(plain, /<w:tc><w:tcPr><w:tcW w:w="2400" w:type="dxa"\/><\/w:tcPr><w:p><w:r><w:t xml:space="preserve">apples</);
   });
 
-  test("every problem at once, nothing filled: unknown tags and titles, wrong types, a bad image, a row too wide (422); a malformed field (400)", () => {
-    const error = rejection([
+  test("every problem at once, nothing filled: unknown tags and titles, wrong types, a bad image, a row too wide (422)", async () => {
+    const error = await rejection([
       field({ id: "nobody", type: "text", value: "x" }),
       field({ group: "nowhere", type: "text", value: "x" }),
       field({ id: "signature", type: "text", value: "x" }),
@@ -112,16 +113,29 @@ describe("fillTemplate", () => {
     );
     assert.match(error.details![0].issue, /the template has tag "customer", tag "terms", title "place", tag "signature", tag "items", tag "agreed"/);
 
-    const wide = rejection([field({ id: "items", type: "table", rows: [{ cells: ["a", "b", "c"] }] })]);
+    const wide = await rejection([field({ id: "items", type: "table", rows: [{ cells: ["a", "b", "c"] }] })]);
     assert.match(wide.details![0].issue, /row 0 has 3 cells, and the table .* has 2 columns/);
+  });
 
-    const malformed = rejection([
-      field({ type: "text", value: "x" }),
-      field({ id: "a", group: "b", type: "colour" }),
-      field({ id: "signature", type: "signature", value: "x", signerName: "Ada" }),
-      field({ id: "customer", type: "text", value: "x", topLabel: "Signed by" }),
-    ]);
-    assert.equal(malformed.code, "VALIDATION_ERROR");
-    assert.deepEqual(malformed.details?.map((d) => d.field), ["fields[0]", "fields[1]", "fields[1].type", "fields[2].value", "fields[3].options"]);
+  test("one image or drawn signature shown by many fields is decoded or drawn once, stored once and related once", async () => {
+    const png = solidPng(30, 10, [0, 0, 255]).toString("base64");
+    const signed = await filled(Array.from({ length: 50 }, () => field({ id: "signature", type: "signature", signerName: "Al", topLabel: "Signed by" })));
+    assert.deepEqual(Object.keys(signed).filter((name) => name.startsWith("word/media/annotated-")), ["word/media/annotated-1.png"]);
+    assert.equal((signed["word/_rels/document.xml.rels"].match(/rIdAnnotated/g) ?? []).length, 1);
+    const two = await filled([field({ id: "signature", type: "image", value: png }), field({ id: "signature", type: "signature", signerName: "Al" }), field({ id: "signature", type: "image", value: png })]);
+    assert.deepEqual(Object.keys(two).filter((name) => name.startsWith("word/media/annotated-")).sort(), ["word/media/annotated-1.png", "word/media/annotated-2.png"]);
+    assert.match(two["word/document.xml"], /<a:blip r:embed="rIdAnnotated1"\/>/, "the last field's image, the first one stored");
+  });
+
+  test("the fields may fill at most ANNOTATE_LIMITS.maxControlFills controls in all, counted before anything is drawn or filled (422)", async () => {
+    const titled = Array.from({ length: 20 }, (_, i) => paragraph(inlineText("", "x", i + 1, "date"))).join("");
+    const docx = () => DocxPackage.open(templateDocx(titled));
+    const fields = (n: number) => Array.from({ length: n }, () => field({ group: "date", type: "text", value: "25 November 2026" }));
+    const over = Math.floor(ANNOTATE_LIMITS.maxControlFills / 20) + 1;
+    await assert.rejects(
+      fillTemplate(docx(), fields(over)),
+      (error: ServiceError) => error.code === "UNPROCESSABLE_DOCUMENT" && error.details?.[0].field === "fields" && error.details[0].issue.includes(`would fill ${over * 20} content controls`),
+    );
+    await fillTemplate(docx(), fields(over - 1));
   });
 });

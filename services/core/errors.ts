@@ -79,6 +79,15 @@ export function asServiceError(error: unknown): ServiceError {
   return new ServiceError("INTERNAL", "An unexpected error occurred.", { cause: error });
 }
 
+/**
+ * An error that is the platform's fault, not the caller's: logged at error
+ * level with its request id by every edge that answers it (/v1, Connect,
+ * gRPC-Web). 501 is a capability this deployment lacks, the caller's to know.
+ */
+export function isServerFault(error: ServiceError): boolean {
+  return error.httpStatus >= 500 && error.code !== "NOT_CONFIGURED";
+}
+
 export function validationError(details: FieldIssue[]): ServiceError {
   const summary = details.map((d) => `${d.field}: ${d.issue}`).join("; ");
   return new ServiceError("VALIDATION_ERROR", `Invalid request: ${summary}`, { details });

@@ -3,11 +3,13 @@ import { Code, ConnectError, createContextKey, type ConnectRouter } from "@conne
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { rpcAccess } from "../access/access-rules.js";
 import { admit, type CredentialCheck } from "../access/admit.js";
-import { asServiceError, ServiceError } from "../core/errors.js";
+import { asServiceError, isServerFault, ServiceError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
 import type { Bridge } from "../contracts/bridge.js";
 
 export const clientIpKey = createContextKey("", { description: "address of the calling client" });
+export const requestIdKey = createContextKey("", { description: "the request's X-Request-Id" });
 
 /** The methods a bridge exposes: the unary ones that someone besides the gateway may call. */
 export function bridgedMethods(bridge: Bridge): DescMethod[] {
@@ -34,9 +36,11 @@ export function grpcOnlyMethods(bridges: Bridge[]): Map<string, string> {
  * Registers the bridged methods of each service on the Connect router, each
  * admitting its callers by services/access/access-rules.ts. Messages cross
  * from protobuf-es to ts-proto through their binary encoding, so one generic
- * handler serves every method and no message type is written by hand.
+ * handler serves every method and no message type is written by hand. An
+ * error that is the platform's fault (an INTERNAL among them) is logged with
+ * the request's id, as /v1 logs its own: the caller only sees "internal".
  */
-export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck, messages: MessageLimits) {
+export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck, messages: MessageLimits, logger: Logger) {
   return (router: ConnectRouter) => {
     for (const bridge of bridges) {
       const api = bridge.api as Record<string, (request: unknown) => Promise<unknown>>;
@@ -56,7 +60,11 @@ export function bridgeRoutes(bridges: Bridge[], credentials: CredentialCheck, me
             const response = await api[method.localName](internal);
             return fromBinary(method.output, grpcMethod.responseSerialize(response));
           } catch (error) {
-            throw toConnectError(error);
+            const serviceError = asServiceError(error);
+            if (isServerFault(serviceError)) {
+              logger.error({ err: error, cause: error instanceof Error ? error.cause : undefined, requestId: context.values.get(requestIdKey), rpc: `${service}/${method.name}` }, "request failed");
+            }
+            throw toConnectError(serviceError);
           }
         }, limits);
       }
@@ -74,8 +82,7 @@ function toInternal(request: Parameters<typeof toBinary>[1], method: DescMethod,
 }
 
 /** Connect codes are numerically gRPC's, so the service error's gRPC status carries over as is. */
-function toConnectError(error: unknown): ConnectError {
-  const serviceError = asServiceError(error);
+function toConnectError(serviceError: ServiceError): ConnectError {
   const metadata = new Headers({ "docservice-error-code": serviceError.code });
   if (serviceError.retryAfterSeconds !== undefined) metadata.set("retry-after", String(serviceError.retryAfterSeconds));
   return new ConnectError(serviceError.message, serviceError.grpcStatus as number as Code, metadata);

@@ -10,7 +10,7 @@ import type { Bridge } from "../contracts/bridge.js";
 import type { CapacityHints } from "../contracts/module.js";
 import { errorReply, sendReply, type Reply } from "../contracts/reply.js";
 import type { RequestContext, Route } from "../contracts/route.js";
-import { ServiceError } from "../core/errors.js";
+import { asServiceError, isServerFault, ServiceError } from "../core/errors.js";
 import type { HealthCheck } from "../core/health.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageLimits } from "../core/message-limits.js";
@@ -19,7 +19,7 @@ import { serviceMetrics } from "../core/service-metrics.js";
 import { inSpan, mayRecord, traceFieldsOf } from "../core/tracing.js";
 import { drainThen } from "../request-body/drain-body.js";
 import { answerClientErrors } from "./client-errors.js";
-import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods } from "./connect-bridge.js";
+import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods, requestIdKey } from "./connect-bridge.js";
 import { applyConnectionLimits, type ConnectionLimits } from "./connection-limits.js";
 import { healthRoute } from "./health-route.js";
 import { MemoryBudget, memoryBudgetBytes } from "./memory-budget.js";
@@ -98,9 +98,14 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
   const procedures = new Set(deps.bridges.flatMap((bridge) => bridgedMethods(bridge).map((method) => `/${bridge.descriptor.typeName}/${method.name}`)));
   const grpcOnly = grpcOnlyMethods(deps.bridges);
 
+  // each Connect request's X-Request-Id, for the bridge's log lines
+  const requestIds = new WeakMap<IncomingMessage, string>();
   const connect = connectNodeAdapter({
-    routes: bridgeRoutes(deps.bridges, credentials, deps.messages),
-    contextValues: (request) => createContextValues().set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy)),
+    routes: bridgeRoutes(deps.bridges, credentials, deps.messages, logger),
+    contextValues: (request) =>
+      createContextValues()
+        .set(clientIpKey, clientIpOf(request as IncomingMessage, settings.trustProxy))
+        .set(requestIdKey, requestIds.get(request as IncomingMessage) ?? ""),
     fallback: (request, response) => {
       const requestId = String(response.getHeader("X-Request-Id"));
       const pathname = request.url?.split("?")[0] ?? "";
@@ -118,8 +123,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     } catch (error) {
       const response = errorReply(error, context.requestId);
       recordRequestError(error);
-      // 501 is a capability this deployment lacks, the caller's to know, not a fault
-      if (response.status >= 500 && response.status !== 501) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
+      if (isServerFault(asServiceError(error))) logger.error({ err: error, cause: (error as Error).cause, requestId: context.requestId }, "request failed");
       return response;
     }
   }
@@ -224,6 +228,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
       const exposed = Registry.merge([metrics.registry, serviceMetrics]);
       response.writeHead(200, { "Content-Type": exposed.contentType }).end(await exposed.metrics());
     } else {
+      requestIds.set(request, requestId);
       connect(request, response);
     }
   }
