@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { bodyStillComing } from "./unread-body.js";
 
 export interface ConnectionLimits {
   /** Longest the request line and headers may take to arrive; also how long a connection may stay open without sending a request. */
@@ -90,8 +91,7 @@ export function applyConnectionLimits(server: Server, limits: ConnectionLimits, 
     serving(request: IncomingMessage, response: ServerResponse, requestId: string): () => void {
       const socket = request.socket;
       serving.set(socket, (serving.get(socket) ?? 0) + 1);
-      const hasBody = request.headers["content-length"] !== undefined ? request.headers["content-length"] !== "0" : request.headers["transfer-encoding"] !== undefined;
-      if (hasBody && !request.complete) {
+      if (bodyStillComing(request)) {
         bodies.set(response, { request, requestId, socket, bytesAtCheck: socket.bytesRead, checkedAt: Date.now() });
         request.once("end", () => bodies.delete(response));
       }

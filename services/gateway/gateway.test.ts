@@ -147,7 +147,7 @@ describe("gateway", () => {
       assert.equal(declared.status, 413);
       assert.equal(((await declared.json()) as any).code, "PAYLOAD_TOO_LARGE");
 
-      // chunked, no Content-Length: refused once past the limit, answered after the rest is drained
+      // chunked, no Content-Length: refused once past the limit, answered at once (the rest is not read: unread-body.test.ts)
       let sent = 0;
       const streamed = await post(
         new ReadableStream({

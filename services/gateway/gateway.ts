@@ -17,7 +17,6 @@ import type { MessageLimits } from "../core/message-limits.js";
 import { metricsRefusal } from "./metrics-access.js";
 import { serviceMetrics } from "../core/service-metrics.js";
 import { inSpan, mayRecord, traceFieldsOf } from "../core/tracing.js";
-import { drainThen } from "../request-body/drain-body.js";
 import { answerClientErrors } from "./client-errors.js";
 import { bridgedMethods, bridgeRoutes, clientIpKey, grpcOnlyMethods, requestIdKey } from "./connect-bridge.js";
 import { applyConnectionLimits, type ConnectionLimits } from "./connection-limits.js";
@@ -27,6 +26,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { apiReferenceFiles } from "./api-reference.js";
 import { openApiDocument } from "./openapi.js";
 import { inRequestScope } from "./request-scope.js";
+import { announcesBody, bodyStillComing, endWithAnswer } from "./unread-body.js";
 import { endRequestSpan, nameRequestSpan, recordRequestError, servedInSpan, type Span } from "./request-span.js";
 
 export interface GatewaySettings extends ConnectionLimits {
@@ -171,6 +171,7 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     if (span) nameRequestSpan(span, request.method ?? "", label);
     if (leaving) response.setHeader("Connection", "close");
     const endServing = limits.serving(request, response, requestId);
+    if (announcesBody(request)) endWithAnswer(request, response);
     let giveMemoryBack: (() => void) | undefined;
     // "close" comes for every request, also one whose client went away before the answer ("finish" does not)
     response.on("close", () => {
@@ -195,13 +196,16 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     }
     if (refused) {
       const reply = errorReply(refused, requestId);
-      // the body is discarded, never held, so that a client still uploading gets the answer; the connection then closes
-      return drainThen(request, () => void sendReply(response, { ...reply, headers: { ...reply.headers, Connection: "close", ...(route?.cors ? CORS_HEADERS : {}) } }, requestId));
+      // answered at once, the body unread: what still comes of it is discarded within unread-body.ts's bounds, then the connection closes
+      return sendReply(response, { ...reply, headers: { ...reply.headers, Connection: "close", ...(route?.cors ? CORS_HEADERS : {}) } }, requestId);
     }
     if (route) {
       const query = new URLSearchParams(queryAt < 0 ? "" : target.slice(queryAt + 1));
       const reply = await answer({ request, query, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route);
-      return sendReply(response, route.cors ? { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } } : reply, requestId);
+      // answered before its body all arrived (a 401, a 413): the connection ends with the answer (unread-body.ts)
+      const closing = bodyStillComing(request);
+      if (!closing && !route.cors) return sendReply(response, reply, requestId);
+      return sendReply(response, { ...reply, headers: { ...reply.headers, ...(closing ? { Connection: "close" } : {}), ...(route.cors ? CORS_HEADERS : {}) } }, requestId);
     }
     if (request.method === "OPTIONS" && candidates?.some((r) => r.cors)) {
       return sendReply(response, { status: 204, body: "", contentType: "text/plain", headers: preflightHeaders(candidates) }, requestId);

@@ -2,7 +2,6 @@ import type { IncomingMessage } from "node:http";
 import { ServiceError, validationError } from "../core/errors.js";
 import { jsonShapeIssue, MAX_JSON_DEPTH } from "../core/json-shape.js";
 import { Base64FieldExtractor, type Base64Verdict } from "./base64-field.js";
-import { drainThen } from "./drain-body.js";
 import { passedThrough } from "../core/transient-bytes.js";
 
 const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `The request body is larger than ${maxBytes} bytes.`);
@@ -16,7 +15,9 @@ interface BodySink<T> {
 /**
  * Reads a JSON request body of at most `maxBytes`. A declared Content-Length
  * over the limit is refused before any byte is read; a streamed body as soon
- * as it passes the limit (the rest is drained, then the 413 is sent).
+ * as it passes the limit. Either way the 413 goes out at once; the gateway
+ * reads a bounded rest of the body and closes the connection
+ * (gateway/unread-body.ts).
  */
 export async function readJsonBody(request: IncomingMessage, maxBytes: number): Promise<unknown> {
   return parseJson(await readBody(request, maxBytes, new WholeBody()));
@@ -121,8 +122,9 @@ function readBody<T>(request: IncomingMessage, maxBytes: number, sink: BodySink<
         sink.write(chunk);
         passedThrough(chunk.length);
       } catch (error) {
+        // answered now, not once the body ends: a body past its limit may never end
         refused = true;
-        drainThen(request, () => reject(error as Error));
+        reject(error as Error);
       }
     });
     request.on("end", () => {

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import busboy from "busboy";
 import { ServiceError } from "../core/errors.js";
-import { drainThen } from "./drain-body.js";
 
 export interface UploadedFile {
   filename: string;
@@ -16,7 +15,9 @@ const tooLarge = (maxBytes: number) => new ServiceError("PAYLOAD_TOO_LARGE", `Th
  * Reads the one file part named `field` of a multipart/form-data request.
  * A declared Content-Length over `maxBodyBytes` (the file's limit and room for
  * the framing) is refused before any byte is read, and a streamed body as soon
- * as the file passes `maxBytes`.
+ * as the file passes `maxBytes`: answered at once, the rest of the body left to
+ * the gateway, which reads a bounded part of it and closes the connection
+ * (gateway/unread-body.ts).
  */
 export function readMultipartFile(request: IncomingMessage, field: string, maxBytes: number, maxBodyBytes: number): Promise<UploadedFile> {
   const contentType = request.headers["content-type"] ?? "";
@@ -40,7 +41,7 @@ export function readMultipartFile(request: IncomingMessage, field: string, maxBy
       settled = true;
       if (error) {
         request.unpipe(parser);
-        return drainThen(request, () => reject(error));
+        return reject(error);
       }
       if (!file) return reject(badRequest(field, "is missing", `The request has no file part named "${field}".`));
       resolve(file);

@@ -8,12 +8,13 @@ import { gzipSync } from "node:zlib";
 import { loadConfig } from "../../services/configuration.js";
 import { MessageLimits, RPC_CARRIES } from "../../services/core/message-limits.js";
 import { bridgedMethods } from "../../services/gateway/connect-bridge.js";
+import { UNREAD_BODY_MAX_MS } from "../../services/gateway/unread-body.js";
 import { MODULES } from "../../services/modules.js";
 import { deepArray, deepJson, deepStructBinary, grpcEnvelope, rawGrpcCall, ResidentSampler, varint } from "../support/hostile-requests.js";
 import { noisePdf } from "../support/noise-pdf.js";
 import { textPdf } from "../support/pdf-fixtures.js";
 import { freePort } from "../support/ports.js";
-import { idleConnection, rawExchange, trickle, type RawResponse } from "../support/raw-socket.js";
+import { flood, idleConnection, rawExchange, trickle, type RawResponse } from "../support/raw-socket.js";
 import { signBody } from "../support/sign-requests.js";
 import { startPlatform, type Platform } from "../support/platform.js";
 import { waitFor } from "../support/wait.js";
@@ -322,6 +323,30 @@ describe("a hostile client against the embedded platform", { timeout: 15 * 60_00
     // the rate is judged over 10 s windows (HTTP_MIN_BODY_BYTES_PER_SECOND)
     assert.ok(body.ms < 22_000, `slow body held ${Math.round(body.ms)} ms`);
     await assertHealthy("slow requests");
+  });
+
+  test("bodies answered before they are read: at once, and the connection closed within seconds, never read to their end", async () => {
+    const signLimit = MESSAGES.route("POST", "/v1/sign");
+    const post = (path: string, framing: string, headers = "") => `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}${framing}\r\n\r\n`;
+    const cases: [string, string, boolean, number][] = [
+      ["an endless chunked /v1/collect", post("/v1/collect", "Transfer-Encoding: chunked"), true, 413],
+      ["/v1/sign without credentials and Content-Length: 40000000000", post("/v1/sign", "Content-Length: 40000000000"), false, 401],
+      ["a chunked /v1/sign without credentials", post("/v1/sign", "Transfer-Encoding: chunked"), true, 401],
+      ["an endless chunked /v1/sign with a key", post("/v1/sign", "Transfer-Encoding: chunked", `Authorization: Bearer ${platform.apiKey}\r\n`), true, 413],
+    ];
+    for (const [what, head, chunked, status] of cases) {
+      const answer = await flood(port, head, { chunked, giveUpMs: 60_000 });
+      assertSound(what, fromRaw(answer));
+      assert.equal(answer.status, status, `${what}: ${answer.status} ${answer.body.slice(0, 200)}`);
+      assert.equal(answer.headers.connection, "close", what);
+      // the sign with a key reads its 39 MB first
+      assert.ok(answer.answerMs < (status === 413 && chunked && head.includes("/v1/sign") ? 10_000 : 2000), `${what}: answered after ${Math.round(answer.answerMs)} ms`);
+      assert.ok(!answer.gaveUp && answer.ms - answer.answerMs < UNREAD_BODY_MAX_MS + 3000, `${what}: closed ${Math.round(answer.ms - answer.answerMs)} ms after the answer`);
+      // what the client could write: what the route read, 1 MiB more, and the kernel's buffers at both ends (before: gigabytes)
+      const read = status === 413 && head.includes("/v1/sign") ? signLimit : 64 * 1024;
+      assert.ok(answer.sentBytes < read + 64 * MB, `${what}: the connection took ${Math.round(answer.sentBytes / MB)} MB`);
+    }
+    await assertHealthy("bodies answered early");
   });
 
   test("thousands of idle and slow connections: health keeps answering, the excess per client is refused, idle ones are closed", async () => {

@@ -77,3 +77,73 @@ export function trickle(port: number, bytes: string, intervalMs: number, maxMs: 
     });
   });
 }
+
+export interface Flooded extends RawResponse {
+  /** From the connection to the answer's first byte; -1 without one. */
+  answerMs: number;
+  /** Bytes the connection took from this client (into the kernel's buffers, for the most part, once the server stops reading). */
+  sentBytes: number;
+  /** Whether the connection ended in a reset rather than a close. */
+  reset: boolean;
+  /** Whether `giveUpMs` passed before the server closed. */
+  gaveUp: boolean;
+}
+
+/**
+ * Writes `head` (request line, headers and the blank line), then a body as
+ * fast as the connection takes it (in 64 KB chunks when `chunked`), and goes
+ * on after the answer and after the server's end, as a hostile client would,
+ * until the server closes or `giveUpMs` passes. With `parts`, sends pieces of
+ * those sizes 100 ms apart instead and then only reads, as a client that
+ * reads its answer once its upload is done (and then ends its own side).
+ */
+export function flood(port: number, head: string, options: { chunked?: boolean; parts?: number[]; giveUpMs?: number } = {}): Promise<Flooded> {
+  const started = performance.now();
+  const giveUpMs = options.giveUpMs ?? 15_000;
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    const piece = Buffer.alloc(64 * 1024, 0x20);
+    const chunk = options.chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]) : piece;
+    const received: Buffer[] = [];
+    let [answerMs, sentBytes, reset, gaveUp, sentAll, ended] = [-1, 0, false, false, false, false];
+    const pump = () => {
+      while (!socket.destroyed && socket.writable) {
+        sentBytes += chunk.length;
+        if (!socket.write(chunk)) return void socket.once("drain", pump);
+      }
+    };
+    const sendParts = (parts: number[]) =>
+      parts.forEach((bytes, i) =>
+        setTimeout(() => {
+          socket.write(Buffer.alloc(bytes, 0x20));
+          sentBytes += bytes;
+          sentAll = i === parts.length - 1;
+          if (sentAll && ended) socket.end();
+        }, 100 * i),
+      );
+    socket.on("connect", () => {
+      socket.write(head);
+      if (options.parts) sendParts(options.parts);
+      else pump();
+    });
+    socket.on("data", (data: Buffer) => {
+      if (answerMs < 0) answerMs = performance.now() - started;
+      received.push(data);
+    });
+    socket.on("end", () => {
+      ended = true;
+      if (options.parts && sentAll) socket.end();
+    });
+    socket.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "ECONNRESET" || error.code === "EPIPE") reset = true;
+    });
+    const timer = setTimeout(() => {
+      gaveUp = true;
+      socket.destroy();
+    }, giveUpMs);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ ...parseResponse(Buffer.concat(received).toString("latin1")), ms: performance.now() - started, answerMs, sentBytes, reset, gaveUp });
+    });
+  });
+}
