@@ -5,6 +5,7 @@ import { after, before, describe, test } from "node:test";
 import { ServiceError } from "../core/errors.js";
 import { classifyAddress, isForbiddenAddress } from "./address-ranges.js";
 import { fetchDocument, type FetchDocumentOptions } from "./document-fetcher.js";
+import { MAX_URL_CHARS } from "./url-length.js";
 
 // Only loopback traffic: every server here listens on 127.0.0.1, and every other address is
 // either refused before any connection or checked with the pure classification functions.
@@ -388,6 +389,21 @@ describe("fetchDocument", () => {
       fetchDocument("http://nonexistent.invalid/doc.pdf", options({ timeoutMs: 3000 })),
       /host \(nonexistent\.invalid\) could not be resolved/,
     );
+  });
+
+  test(`a URL over ${MAX_URL_CHARS} characters is a 400 before it is parsed or looked up; one at the limit is fetched`, async () => {
+    const path = (length: number) => `/doc.pdf?${"a".repeat(length - files.origin.length - "/doc.pdf?".length)}`;
+    await rejects400(fetchDocument(`${files.origin}${path(MAX_URL_CHARS + 1)}`, options({ allowHosts: [files.hostPort] })), new RegExp(`must be at most ${MAX_URL_CHARS} characters`));
+    await rejects400(fetchDocument(`http://${"a".repeat(30 * 1024 * 1024)}/`, options()), /must be at most/);
+    const atLimit = `${files.origin}${path(MAX_URL_CHARS)}`;
+    assert.equal(atLimit.length, MAX_URL_CHARS);
+    assert.deepEqual(await fetchDocument(atLimit, options({ allowHosts: [files.hostPort] })), DOCUMENT);
+  });
+
+  test("a message repeats only the start of a long host or scheme", async () => {
+    const error = await rejects422(fetchDocument(`http://${"a".repeat(8000)}/doc.pdf`, options({ timeoutMs: 3000 })), /host \(a{64}…\) could not be resolved/);
+    assert.ok(error.message.length < 200, `a message of ${error.message.length} characters`);
+    await rejects400(fetchDocument(`${"x".repeat(5000)}://host/doc.pdf`, options()), /^must use http or https, not x{64}…$/);
   });
 
   test("a finished fetch does not keep a timer alive", async () => {

@@ -4,6 +4,7 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { ServiceError, validationError } from "../core/errors.js";
 import { classifyAddress, CATEGORY_TEXT } from "./address-ranges.js";
+import { MAX_URL_CHARS, shown, URL_TOO_LONG } from "./url-length.js";
 
 /**
  * Downloads what a URL from outside names (a document to sign, a certificate's
@@ -13,7 +14,8 @@ import { classifyAddress, CATEGORY_TEXT } from "./address-ranges.js";
  * redirect), and the connection goes to the address that was checked (no second lookup, so
  * DNS rebinding cannot swap it). Every failure after the URL itself is valid is a
  * ServiceError of the caller's code (`failureCode`) with a reason the caller can read; a
- * malformed URL is VALIDATION_ERROR (400) on `field`.
+ * malformed URL, or one longer than MAX_URL_CHARS, is VALIDATION_ERROR (400) on `field`.
+ * Messages repeat at most a short start of what the URL holds (`shown`).
  */
 
 export interface GuardedFetchOptions {
@@ -101,6 +103,8 @@ async function fetchChain(
 // URLs
 
 function parseInitialUrl(raw: string, field: string): URL {
+  // before the parser, the lookup or any message sees it
+  if (raw.length > MAX_URL_CHARS) throw validationError([{ field, issue: URL_TOO_LONG }]);
   let url: URL;
   try {
     url = new URL(raw);
@@ -109,7 +113,7 @@ function parseInitialUrl(raw: string, field: string): URL {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw validationError([
-      { field, issue: `must use http or https, not ${url.protocol.replace(/:$/, "")}` },
+      { field, issue: `must use http or https, not ${shown(url.protocol.replace(/:$/, ""))}` },
     ]);
   }
   if (url.username !== "" || url.password !== "") {
@@ -130,7 +134,7 @@ function parseRedirect(location: string, base: URL, options: GuardedFetchOptions
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw failure(options, 
-      `The ${options.subject} redirected to a ${url.protocol.replace(/:$/, "")} URL; only http and https are allowed.`,
+      `The ${options.subject} redirected to a ${shown(url.protocol.replace(/:$/, ""))} URL; only http and https are allowed.`,
     );
   }
   if (url.username !== "" || url.password !== "") {
@@ -213,10 +217,10 @@ async function checkTarget(url: URL, allow: AllowEntry[], options: GuardedFetchO
     const found = await lookup(host, { all: true, verbatim: true });
     addresses = found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
   } catch (error) {
-    throw failure(options, `The ${options.subject}'s host (${host}) could not be resolved.`, error);
+    throw failure(options, `The ${options.subject}'s host (${shown(host)}) could not be resolved.`, error);
   }
   if (addresses.length === 0) {
-    throw failure(options, `The ${options.subject}'s host (${host}) could not be resolved.`);
+    throw failure(options, `The ${options.subject}'s host (${shown(host)}) could not be resolved.`);
   }
   if (!allowed) {
     for (const { address } of addresses) {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { validationError } from "../core/errors.js";
 import { fieldIssues, type FieldIssueOptions } from "../core/field-issues.js";
 import type { DocumentSource } from "../fetch/document-fetcher.js";
+import { MAX_URL_CHARS, URL_TOO_LONG } from "../fetch/url-length.js";
 import { readJsonBodyWithBytes } from "./json-body.js";
 import { JsonWithBase64, type Reply } from "../contracts/reply.js";
 import type { RequestContext } from "../contracts/route.js";
@@ -19,7 +20,8 @@ export const documentSchema = z
         .min(1, "must not be empty")
         .regex(BASE64, "must be standard base64 (A–Z, a–z, 0–9, +, /, = padding)")
         .optional(),
-      url: z.string({ error: "must be a string" }).min(1, "must not be empty").optional(),
+      // the limit every caller's URL is held to (fetch/url-length.ts), here so /v1 names it with the body's other problems
+      url: z.string({ error: "must be a string" }).min(1, "must not be empty").max(MAX_URL_CHARS, URL_TOO_LONG).optional(),
     },
     { error: "is required" },
   )

@@ -9,6 +9,7 @@ import { loadConfig } from "../../services/configuration.js";
 import { MessageLimits, RPC_CARRIES } from "../../services/core/message-limits.js";
 import { bridgedMethods } from "../../services/gateway/connect-bridge.js";
 import { UNREAD_BODY_MAX_MS } from "../../services/gateway/unread-body.js";
+import { MAX_URL_CHARS } from "../../services/fetch/url-length.js";
 import { MODULES } from "../../services/modules.js";
 import { deepArray, deepJson, deepStructBinary, grpcEnvelope, rawGrpcCall, ResidentSampler, varint } from "../support/hostile-requests.js";
 import { noisePdf } from "../support/noise-pdf.js";
@@ -347,6 +348,34 @@ describe("a hostile client against the embedded platform", { timeout: 15 * 60_00
       assert.ok(answer.sentBytes < read + 64 * MB, `${what}: the connection took ${Math.round(answer.sentBytes / MB)} MB`);
     }
     await assertHealthy("bodies answered early");
+  });
+
+  test(`document.url: past ${MAX_URL_CHARS} characters a 400 naming it on /v1 and Connect; a message repeats only the start of a long host`, async () => {
+    const long = `https://example.invalid/${"a".repeat(10_000)}`;
+    const huge = `http://${"a".repeat(MB)}/`;
+    const fields = [{ id: "a", type: "text", value: "x" }];
+    const cases: [string, string, unknown][] = [
+      ["sign", "/v1/sign", signBody({ url: long })],
+      ["verify", "/v1/verify", { document: { url: long } }],
+      ["verify, a 1 MB host", "/v1/verify", { document: { url: huge } }],
+      ["timestamp", "/v1/timestamp", { document: { url: long } }],
+      ["annotate", "/v1/annotate", { document: { url: long }, fields }],
+      ["Connect Verify", "/docservice.v1.SigningService/Verify", { document: { url: huge } }],
+      ["Connect Annotate", "/docservice.v1.AnnotationService/Annotate", { document: { url: long }, fields }],
+    ];
+    for (const [what, path, body] of cases) {
+      const answer = await send(path, { method: "POST", headers: { ...json, ...auth() }, body: JSON.stringify(body) });
+      assertSound(what, answer);
+      assert.equal(answer.status, 400, `${what}: ${answer.status} ${answer.text.slice(0, 300)}`);
+      assert.match(answer.text, /document\.url: must be at most 8192 characters|"field":"document\.url","issue":"must be at most 8192 characters"/, what);
+      assert.ok(answer.text.length < 1000, `${what}: an answer of ${answer.text.length} bytes`);
+    }
+    // within the limit, a host that does not resolve: the message holds the host's start only
+    const unresolved = await send("/v1/verify", { method: "POST", headers: { ...json, ...auth() }, body: JSON.stringify({ document: { url: `http://${"a".repeat(8000)}/` } }) });
+    assertSound("a long host", unresolved);
+    assert.equal(unresolved.status, 422, unresolved.text.slice(0, 300));
+    assert.ok(unresolved.text.length < 1000, `an answer of ${unresolved.text.length} bytes`);
+    await assertHealthy("long URLs");
   });
 
   test("thousands of idle and slow connections: health keeps answering, the excess per client is refused, idle ones are closed", async () => {
