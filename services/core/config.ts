@@ -121,7 +121,7 @@ export const PLATFORM_VARIABLES = {
     "HTTP_MAX_CONNECTIONS",
     z.union([z.literal("auto").transform(() => Math.floor(openFileLimit() / 2)), positiveInt]),
     "auto",
-    "Open connections to the gateway in all; more are closed as they arrive. auto is half the process's open-file limit.",
+    "Open connections to the gateway in all; past it, a new one takes the place of the oldest that has no request being served (closed when all have). auto is half the process's open-file limit.",
   ),
   maxConnectionsPerClient: variable("HTTP_MAX_CONNECTIONS_PER_CLIENT", positiveInt, "512", "Open connections from one client address (the proxy's, behind one); more are closed as they arrive."),
   memoryBudgetMb: variable(

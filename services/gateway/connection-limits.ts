@@ -11,7 +11,7 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** Slowest body accepted once it has started, in bytes per second averaged over {@link RATE_WINDOW_MS}. */
   minBodyBytesPerSecond: number;
-  /** Open connections in all; more are closed as they arrive. */
+  /** Open connections in all; past it, a new one takes the place of the oldest that has no request being served, or is closed when every one has. */
   maxConnections: number;
   /** Open connections from one client address; more are closed as they arrive. */
   maxConnectionsPerClient: number;
@@ -42,7 +42,6 @@ export function applyConnectionLimits(server: Server, limits: ConnectionLimits, 
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node checks the two timeouts above this often; its default (30 s) would let a slow header run 30 s past its limit.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(1000, limits.headersTimeoutMs);
-  server.maxConnections = limits.maxConnections;
 
   // A socket idle this long with no request of its own in flight is closed; one whose request is being served is left to the request's own deadlines.
   server.timeout = limits.headersTimeoutMs;
@@ -52,12 +51,28 @@ export function applyConnectionLimits(server: Server, limits: ConnectionLimits, 
   });
 
   const perClient = new Map<string, number>();
+  // Oldest first (a Set keeps insertion order). At the cap, a new connection takes the place of the oldest one with no request
+  // being served (silent, sending its headers, or idle between requests): connections that only sit there, from however many
+  // addresses, cannot lock everyone else out; a client whose request is served keeps its connection.
+  const open = new Set<Socket>();
+  const oldestIdle = () => {
+    for (const socket of open) if (!serving.get(socket)) return socket;
+    return undefined;
+  };
   server.on("connection", (socket: Socket) => {
     const address = socket.remoteAddress ?? "";
-    const open = (perClient.get(address) ?? 0) + 1;
-    if (open > limits.maxConnectionsPerClient) return void socket.destroy();
-    perClient.set(address, open);
+    const fromClient = (perClient.get(address) ?? 0) + 1;
+    if (fromClient > limits.maxConnectionsPerClient) return void socket.destroy();
+    if (open.size >= limits.maxConnections) {
+      const evicted = oldestIdle();
+      if (!evicted) return void socket.destroy();
+      open.delete(evicted);
+      evicted.destroy();
+    }
+    perClient.set(address, fromClient);
+    open.add(socket);
     socket.once("close", () => {
+      open.delete(socket);
       const left = perClient.get(address)! - 1;
       if (left === 0) perClient.delete(address);
       else perClient.set(address, left);
