@@ -148,6 +148,29 @@ describe("a body answered before it was read: answered at once, a bounded rest r
     assert.ok(!flooded.gaveUp && flooded.ms < 100 + LATE_MS, `closed after ${Math.round(flooded.ms)} ms: the body's end should close it`);
   });
 
+  test("an answer kept alive (Connect's) before its body arrived: the body is read when it comes, and the connection serves the next request", async () => {
+    const socket = connect(gateway.port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    let received = "";
+    socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+    const until = async (pattern: RegExp) => {
+      for (const end = Date.now() + 5000; !pattern.test(received) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      return pattern.test(received);
+    };
+    try {
+      // a method the outside may not call is answered from its headers alone
+      socket.write("POST /docservice.v1.KeyService/Authenticate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n");
+      assert.ok(await until(/^HTTP\/1\.1 [45]\d\d /), received);
+      assert.doesNotMatch(received, /connection: close/i);
+      socket.write("{}");
+      socket.write("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n");
+      assert.ok(await until(/HTTP\/1\.1 200 OK[\s\S]*\r\nok\n\r\n0\r\n\r\n$/), `the next request was not answered: ${JSON.stringify(received)}`);
+      assert.equal(socket.destroyed, false);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   test("a body within its limit leaves the connection open for the next request", async () => {
     const flooded = await sent("POST /v1/collect HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2", { parts: [2], giveUpMs: 1000 });
     // no license key is a 400 (or 401); either way an answer on a connection kept alive
