@@ -148,24 +148,19 @@ describe("a body answered before it was read: answered at once, a bounded rest r
     assert.ok(!flooded.gaveUp && flooded.ms < 100 + LATE_MS, `closed after ${Math.round(flooded.ms)} ms: the body's end should close it`);
   });
 
-  test("an answer kept alive (Connect's) before its body arrived: the body is read when it comes, and the connection serves the next request", async () => {
+  test("an answer given before its body arrived says Connection: close, Connect's too, so no client sends its next request on that connection", async () => {
     const socket = connect(gateway.port, "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
     let received = "";
     socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
-    const until = async (pattern: RegExp) => {
-      for (const end = Date.now() + 5000; !pattern.test(received) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
-      return pattern.test(received);
-    };
+    const closed = new Promise((resolve) => socket.once("close", resolve));
     try {
       // a method the outside may not call is answered from its headers alone
       socket.write("POST /docservice.v1.KeyService/Authenticate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n");
-      assert.ok(await until(/^HTTP\/1\.1 [45]\d\d /), received);
-      assert.doesNotMatch(received, /connection: close/i);
-      socket.write("{}");
-      socket.write("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n");
-      assert.ok(await until(/HTTP\/1\.1 200 OK[\s\S]*\r\nok\n\r\n0\r\n\r\n$/), `the next request was not answered: ${JSON.stringify(received)}`);
-      assert.equal(socket.destroyed, false);
+      for (const end = Date.now() + 5000; !/\r\n\r\n/.test(received) && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.match(received, /^HTTP\/1\.1 [45]\d\d [\s\S]*\r\nConnection: close\r\n/i);
+      socket.end("{}");
+      await closed;
     } finally {
       socket.destroy();
     }

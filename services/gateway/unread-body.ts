@@ -57,6 +57,13 @@ export function bodyStillComing(request: IncomingMessage): boolean {
  * 300 s): gigabytes a second from one client.
  */
 export function endWithAnswer(request: IncomingMessage, response: ServerResponse): void {
+  // An answer written before the body has all arrived says so, whoever writes it (Connect writes its own headers): a
+  // client told nothing would send its next request on a connection that is about to end.
+  const writeHead = response.writeHead;
+  response.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
+    if (!request.complete && !this.headersSent) this.setHeader("Connection", "close");
+    return writeHead.apply(this, args);
+  } as ServerResponse["writeHead"];
   // "prefinish": the answer is written; Node then ("finish") either reads the rest of the body for keep-alive or closes
   response.once("prefinish", () => {
     if (!request.complete) discardThenClose(request, response);
@@ -67,43 +74,28 @@ function discardThenClose(request: IncomingMessage, response: ServerResponse): v
   // the response's: a request destroyed by its reader (Connect aborts one past its limit) may have let go of its own
   const socket = response.socket;
   if (!socket || socket.destroyed) return;
-  // An answer that did not say "Connection: close" (Connect writes its own headers) leaves the client free to send its next
-  // request on this connection once its body is sent: the rest of the body is read as Node reads it for keep-alive, within
-  // the same bounds, and the connection kept when it ends in time. Half-closing it instead would break that next request.
-  // But a request its reader destroyed (Connect aborts one past its limit) leaves nothing to read the rest with: that
-  // connection ends. (`_last`: Node's own mark, set as the headers are written, of an answer after which it ends the connection.)
-  const keptAlive = !request.destroyed && (response as ServerResponse & { _last?: boolean })._last !== true;
   const close = () => {
     clearTimeout(timer);
     socket.destroy();
   };
   const timer = setTimeout(close, UNREAD_BODY_MAX_MS);
   socket.once("close", () => clearTimeout(timer));
-  if (!keptAlive) {
-    // Node ends a "Connection: close" answer with destroySoon(), which destroys the socket as soon as the answer is
-    // flushed: with bytes unread, a reset. This one only half-closes (the client reads the answer, then the end); the
-    // timer above, or the body's end, closes it.
-    socket.destroySoon = halfClose;
-    // an answer Node keeps alive all the same (its request destroyed) is not ended by Node at all
-    response.once("finish", () => halfClose.call(socket));
-  }
+  // Node ends a "Connection: close" answer with destroySoon(), which destroys the socket as soon as the answer is
+  // flushed: with bytes unread, a reset. This one only half-closes (the client reads the answer, then the end); the
+  // timer above, or the body's end, closes it.
+  socket.destroySoon = halfClose;
+  // a kept-alive answer (Connect's) is not closed by Node at all
+  response.once("finish", () => halfClose.call(socket));
   // a request destroyed is read no more: what comes waits in TCP until the close
   if (request.destroyed) return;
   let discarded = 0;
   request.on("data", (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded <= UNREAD_BODY_MAX_BYTES) return;
-    // Kept alive, nothing more of this connection is worth reading; else, paused, the request stops reading its socket
-    // once Node's small buffer is full, and the client's TCP waits for the close.
-    if (keptAlive) close();
-    else request.pause();
+    // Paused, the request stops reading its socket once Node's small buffer is full; the client's TCP waits.
+    if (discarded > UNREAD_BODY_MAX_BYTES) request.pause();
   });
-  // all of it arrived: nothing is left unread; kept alive, the connection goes on, else it closes cleanly (after the answer)
-  request.once("end", () => {
-    if (keptAlive) clearTimeout(timer);
-    else if (socket.writableFinished) close();
-    else socket.once("finish", close);
-  });
+  // all of it arrived: nothing is left unread, and the close is clean (after the answer, when it is still being flushed)
+  request.once("end", () => (socket.writableFinished ? close() : socket.once("finish", close)));
   request.resume();
 }
 
