@@ -26,7 +26,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { apiReferenceFiles } from "./api-reference.js";
 import { openApiDocument } from "./openapi.js";
 import { inRequestScope } from "./request-scope.js";
-import { announcesBody, bodyStillComing, endWithAnswer } from "./unread-body.js";
+import { announcesBody, endWithAnswer } from "./unread-body.js";
 import { endRequestSpan, nameRequestSpan, recordRequestError, servedInSpan, type Span } from "./request-span.js";
 
 export interface GatewaySettings extends ConnectionLimits {
@@ -202,10 +202,8 @@ export async function startGateway(deps: GatewayDeps): Promise<RunningGateway> {
     if (route) {
       const query = new URLSearchParams(queryAt < 0 ? "" : target.slice(queryAt + 1));
       const reply = await answer({ request, query, requestId, clientIp: clientIpOf(request, settings.trustProxy) }, route);
-      // answered before its body all arrived (a 401, a 413): the connection ends with the answer (unread-body.ts)
-      const closing = bodyStillComing(request);
-      if (!closing && !route.cors) return sendReply(response, reply, requestId);
-      return sendReply(response, { ...reply, headers: { ...reply.headers, ...(closing ? { Connection: "close" } : {}), ...(route.cors ? CORS_HEADERS : {}) } }, requestId);
+      // answered before its body all arrived (a 401, a 413), it says Connection: close and the connection ends with it (unread-body.ts)
+      return sendReply(response, route.cors ? { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } } : reply, requestId);
     }
     if (request.method === "OPTIONS" && candidates?.some((r) => r.cors)) {
       return sendReply(response, { status: 204, body: "", contentType: "text/plain", headers: preflightHeaders(candidates) }, requestId);

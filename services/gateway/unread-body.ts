@@ -48,9 +48,9 @@ export function bodyStillComing(request: IncomingMessage): boolean {
 /**
  * Makes an answer given before the request's body has all arrived end the
  * connection within the bounds above, however it is answered (a /v1 route, a
- * refusal, Connect, a connection limit). Call as the request starts being
- * served, for a request that announces a body; the answer should say
- * `Connection: close` (see {@link bodyStillComing}).
+ * refusal, Connect, a connection limit), and makes it say
+ * `Connection: close`. Call as the request starts being served, for a
+ * request that announces a body.
  *
  * Without this, Node reads such a body to its end to keep the connection for
  * another request, for as long as it keeps coming (the whole-request timeout,
